@@ -1,0 +1,3 @@
+"""Telegram assistant on Claude with durable, file-backed memory."""
+
+__version__ = "0.1.0"

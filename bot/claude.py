@@ -1,0 +1,88 @@
+"""The Claude client: streams a Messages API reply and maps failures to ModelError."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+import httpx2
+from anthropic import AsyncAnthropic
+
+from bot.model import ModelError, Reply, TextCallback, Usage
+
+log = logging.getLogger(__name__)
+
+
+class ClaudeModel:
+    """Talks to the Anthropic Messages API (or any compatible endpoint)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client: AsyncAnthropic | None = None,
+        max_tokens: int = 4096,
+        max_retries: int = 2,
+        timeout: float = 120.0,
+    ) -> None:
+        self.name = model
+        self.max_tokens = max_tokens
+        self.client = client or AsyncAnthropic(api_key=api_key, max_retries=max_retries, timeout=timeout)
+
+    async def complete(
+        self,
+        *,
+        system: Sequence[dict[str, Any]],
+        messages: Sequence[dict[str, Any]],
+        max_tokens: int | None = None,
+        on_text: TextCallback | None = None,
+    ) -> Reply:
+        try:
+            async with self.client.messages.stream(
+                model=self.name,
+                max_tokens=max_tokens or self.max_tokens,
+                system=list(system),  # type: ignore[arg-type]
+                messages=list(messages),  # type: ignore[arg-type]
+            ) as stream:
+                async for text in stream.text_stream:
+                    if on_text is not None and text:
+                        await on_text(text)
+                final = await stream.get_final_message()
+        except anthropic.RateLimitError as e:
+            raise ModelError("rate_limit", str(e)) from e
+        except anthropic.AuthenticationError as e:
+            raise ModelError("auth", str(e)) from e
+        except anthropic.PermissionDeniedError as e:
+            raise ModelError("auth", str(e)) from e
+        except anthropic.BadRequestError as e:
+            raise ModelError("bad_request", str(e)) from e
+        except anthropic.APITimeoutError as e:
+            raise ModelError("timeout", str(e)) from e
+        except anthropic.APIConnectionError as e:
+            raise ModelError("connection", str(e)) from e
+        except anthropic.APIStatusError as e:
+            kind = "overloaded" if e.status_code == 529 else "server"
+            raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
+        except anthropic.APIError as e:  # e.g. an error event inside the stream
+            text = str(e).lower()
+            raise ModelError("overloaded" if "overload" in text else "server", str(e)) from e
+        except anthropic.AnthropicError as e:
+            raise ModelError("server", str(e)) from e
+        except httpx2.TimeoutException as e:
+            raise ModelError("timeout", str(e) or type(e).__name__) from e
+        except httpx2.HTTPError as e:
+            raise ModelError("connection", str(e) or type(e).__name__) from e
+        text = "".join(b.text for b in final.content if getattr(b, "type", "") == "text").strip()
+        if not text:
+            raise ModelError("empty", f"stop_reason={final.stop_reason}")
+        u = final.usage
+        usage = Usage(
+            input_tokens=u.input_tokens or 0,
+            output_tokens=u.output_tokens or 0,
+            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+            cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+        )
+        return Reply(text, usage, final.model, final.stop_reason)

@@ -1,0 +1,125 @@
+"""Settings from the environment (and a ``.env`` file in the working directory)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dotenv import load_dotenv
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    anthropic_api_key: str
+    telegram_bot_token: str = ""
+    anthropic_model: str = DEFAULT_MODEL
+    telegram_base_url: str = DEFAULT_TELEGRAM_BASE_URL
+    data_dir: Path = Path("data")
+    allowed_users: frozenset[int] = field(default_factory=frozenset)
+    timezone: str = "Asia/Seoul"
+    max_history_messages: int = 20
+    max_history_chars: int = 8000
+    max_tokens: int = 4096
+    anthropic_max_retries: int = 2
+    anthropic_timeout: float = 120.0
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def user_allowed(self, user_id: int | None) -> bool:
+        """Everyone is allowed when ALLOWED_USERS is empty."""
+        if not self.allowed_users:
+            return True
+        return user_id is not None and user_id in self.allowed_users
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, got {value}")
+    return value
+
+
+def _users(raw: str) -> frozenset[int]:
+    ids: set[int] = set()
+    for part in raw.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            ids.add(int(part))
+        except ValueError:
+            raise ConfigError(
+                f"ALLOWED_USERS must be numeric Telegram user ids separated by commas, got {part!r}"
+            ) from None
+    return frozenset(ids)
+
+
+def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool = True, dotenv: bool = True) -> Settings:
+    """Build Settings from ``env`` (default: ``os.environ`` after loading ``.env``).
+
+    Raises ConfigError with a one-line message naming what is missing or wrong.
+    """
+    if env is None:
+        if dotenv:
+            load_dotenv(Path.cwd() / ".env", override=False)
+        env = os.environ
+    api_key = env.get("ANTHROPIC_API_KEY", "").strip()
+    token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
+    missing = [
+        n for n, v in (("TELEGRAM_BOT_TOKEN", token if need_telegram else "x"), ("ANTHROPIC_API_KEY", api_key)) if not v
+    ]
+    if missing:
+        raise ConfigError(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
+            "put it in .env or the environment (see .env.example)"
+        )
+    timezone = env.get("TIMEZONE", "").strip() or "Asia/Seoul"
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"TIMEZONE {timezone!r} is not a known time zone (e.g. Asia/Seoul)") from None
+    return Settings(
+        anthropic_api_key=api_key,
+        telegram_bot_token=token,
+        anthropic_model=env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL,
+        telegram_base_url=env.get("TELEGRAM_BASE_URL", "").strip() or DEFAULT_TELEGRAM_BASE_URL,
+        data_dir=Path(env.get("DATA_DIR", "").strip() or "data").expanduser(),
+        allowed_users=_users(env.get("ALLOWED_USERS", "")),
+        timezone=timezone,
+        max_history_messages=_int(env, "MAX_HISTORY_MESSAGES", 20, minimum=2),
+        max_history_chars=_int(env, "MAX_HISTORY_CHARS", 8000, minimum=100),
+        max_tokens=_int(env, "MAX_TOKENS", 4096),
+        anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
+        anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
+    )

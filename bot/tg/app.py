@@ -1,0 +1,79 @@
+"""Wiring the Telegram application: builder, handlers, start and stop."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Update
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, MessageHandler, filters
+
+from bot.ask import Assistant
+from bot.claude import ClaudeModel
+from bot.config import Settings
+from bot.tg import handlers
+from memory.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+
+def file_base_url(base_url: str) -> str:
+    """The file-download URL that goes with a Bot API base URL (``…/bot`` → ``…/file/bot``)."""
+    base = base_url.rstrip("/")
+    if base.endswith("/bot"):
+        return base[: -len("/bot")] + "/file/bot"
+    return base + "/file/bot"
+
+
+def build_application(settings: Settings, assistant: Assistant) -> Application:
+    """The PTB application with all handlers registered; nothing runs yet."""
+
+    async def post_shutdown(app: Application) -> None:
+        close = getattr(getattr(assistant.model, "client", None), "close", None)
+        if close is not None:
+            await close()
+
+    app = (
+        ApplicationBuilder()
+        .token(settings.telegram_bot_token)
+        .base_url(settings.telegram_base_url)
+        .base_file_url(file_base_url(settings.telegram_base_url))
+        .concurrent_updates(64)
+        .rate_limiter(AIORateLimiter(max_retries=3))
+        .post_shutdown(post_shutdown)
+        .build()
+    )
+    app.bot_data["services"] = handlers.Services(settings=settings, assistant=assistant)
+    app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, handlers.on_text))
+    app.add_handler(
+        MessageHandler(
+            filters.UpdateType.MESSAGE & filters.ChatType.PRIVATE & ~filters.TEXT & ~filters.StatusUpdate.ALL,
+            handlers.on_other,
+        )
+    )
+    app.add_error_handler(handlers.on_error)
+    return app
+
+
+def make_assistant(settings: Settings) -> Assistant:
+    model = ClaudeModel(
+        settings.anthropic_model,
+        api_key=settings.anthropic_api_key,
+        max_tokens=settings.max_tokens,
+        max_retries=settings.anthropic_max_retries,
+        timeout=settings.anthropic_timeout,
+    )
+    return Assistant(
+        transcript=Transcript(settings.data_dir),
+        model=model,
+        timezone=settings.timezone,
+        max_messages=settings.max_history_messages,
+        max_chars=settings.max_history_chars,
+    )
+
+
+def run(settings: Settings) -> None:
+    """Long-poll until SIGINT/SIGTERM; in-flight turns finish before the process exits."""
+    app = build_application(settings, make_assistant(settings))
+    log.info("starting long polling (data in %s)", settings.data_dir.resolve())
+    app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)
+    log.info("stopped")

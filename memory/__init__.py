@@ -1,0 +1,9 @@
+"""File-backed conversation memory: storage and memory policy (standard library only).
+
+This package never imports from ``bot`` nor from Telegram or Anthropic libraries.
+"""
+
+from memory.transcript import Entry, InvalidChatId, Transcript
+from memory.window import recent_window
+
+__all__ = ["Entry", "InvalidChatId", "Transcript", "recent_window"]

@@ -1,0 +1,170 @@
+"""Shared fixtures: a temp DATA_DIR for every test, fakes, and a real bot process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.ask import Assistant
+from bot.model import FakeModel
+from memory.transcript import Transcript
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own DATA_DIR; nothing touches ./data."""
+    d = tmp_path / "data"
+    monkeypatch.setenv("DATA_DIR", str(d))
+    return d
+
+
+class Clock:
+    """An injectable clock that tests move by hand."""
+
+    def __init__(self, start: datetime) -> None:
+        self.current = start
+        self.reads = 0
+
+    def __call__(self) -> datetime:
+        self.reads += 1
+        return self.current
+
+    def advance(self, **kw: float) -> None:
+        from datetime import timedelta
+
+        self.current += timedelta(**kw)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 11, 29, 14, 5, tzinfo=UTC))  # 23:05 in Seoul
+
+
+@pytest.fixture
+def transcript(data_dir: Path) -> Transcript:
+    return Transcript(data_dir)
+
+
+@pytest.fixture
+def fake_model() -> FakeModel:
+    return FakeModel()
+
+
+@pytest.fixture
+def assistant(transcript: Transcript, fake_model: FakeModel, clock: Clock) -> Assistant:
+    return Assistant(transcript=transcript, model=fake_model, now=clock)
+
+
+@pytest.fixture
+def fake_telegram() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server  # type: ignore[misc]
+
+
+class BotProcess:
+    """The real ``python -m bot`` in a subprocess, pointed at the fake servers."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, log_path: Path, args: tuple[str, ...] = ()) -> None:
+        self.env = env
+        self.cwd = cwd
+        self.log_path = log_path
+        self.args = args
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> BotProcess:
+        self._log = open(self.log_path, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", *self.args],
+            cwd=self.cwd,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        return self
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then wait; returns the exit code."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"bot did not stop within {timeout}s:\n{self.log}") from None
+        finally:
+            self._log.close()
+        return rc
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def wait_ready(self, telegram: FakeTelegram, timeout: float = 30.0) -> None:
+        """Wait until the bot polls for updates (it has called getMe and getUpdates)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if telegram.calls_of("getUpdates"):
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise AssertionError(f"bot exited early ({self.proc.returncode}):\n{self.log}")
+            time.sleep(0.05)
+        raise AssertionError(f"bot did not start polling:\n{self.log}")
+
+
+@pytest.fixture
+def bot_env(
+    tmp_path: Path, data_dir: Path, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
+    return {
+        **keep,
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+        "TELEGRAM_BOT_TOKEN": fake_telegram.token,
+        "TELEGRAM_BASE_URL": fake_telegram.base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-key",
+        "ANTHROPIC_BASE_URL": fake_anthropic.url,
+        "ANTHROPIC_MAX_RETRIES": "0",
+        "DATA_DIR": str(data_dir),
+    }
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegram) -> Iterator:
+    """start_bot(**env_overrides) -> a started, polling BotProcess. All are stopped at the end."""
+    procs: list[BotProcess] = []
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+
+    def start(*args: str, **overrides: str) -> BotProcess:
+        env = {**bot_env, **overrides}
+        before = len(fake_telegram.calls_of("getUpdates"))
+        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args).start()
+        procs.append(p)
+        fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("getUpdates")) > before, timeout=30)
+        return p
+
+    yield start
+    for p in procs:
+        if p.proc is not None and p.proc.poll() is None:
+            p.stop()

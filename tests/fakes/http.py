@@ -1,0 +1,87 @@
+"""A small threaded HTTP server base for the fakes (kernel-chosen port on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client went away (e.g. a bot process stopped mid long-poll)
+        super().handle_error(request, client_address)
+
+
+class FakeHTTPServer:
+    """Start with ``start()`` (or as a context manager); ``url`` is ``http://127.0.0.1:<port>``."""
+
+    def __init__(self) -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                owner.handle(self, "GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                owner.handle(self, "POST")
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeHTTPServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeHTTPServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def read_body(request: BaseHTTPRequestHandler) -> bytes:
+        length = int(request.headers.get("Content-Length") or 0)
+        return request.rfile.read(length) if length else b""
+
+    @staticmethod
+    def respond(
+        request: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        request.send_response(status)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            request.send_header(k, v)
+        request.end_headers()
+        request.wfile.write(body)

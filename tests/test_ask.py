@@ -1,0 +1,139 @@
+import asyncio
+
+import pytest
+
+from bot.ask import Assistant, NothingToRetry, Question
+from bot.model import FakeModel, ModelError
+from bot.prompt import time_line
+from memory.transcript import Transcript
+
+
+async def test_success_writes_question_and_answer_together(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel
+):
+    fake_model.queue("반가워요")
+    answer = await assistant.ask(1, "안녕")
+    assert answer.text == "반가워요"
+    stored = [e.data for e in transcript.read(1)]
+    assert [(m["role"], m["content"]) for m in stored] == [("user", "안녕"), ("assistant", "반가워요")]
+    assert stored[1]["usage"]["output"] == answer.usage.output_tokens
+    assert "at" in stored[0] and "at" in stored[1]
+
+
+async def test_failure_writes_nothing(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    fake_model.queue("first")
+    await assistant.ask(1, "q1")
+    fake_model.queue(ModelError("overloaded", "529"))
+    with pytest.raises(ModelError) as e:
+        await assistant.ask(1, "q2")
+    assert e.value.kind == "overloaded"
+    assert [m.data["content"] for m in transcript.read(1)] == ["q1", "first"]
+    # the next question is sent after the last good turn: roles still alternate
+    await assistant.ask(1, "q3")
+    sent = fake_model.calls[-1].messages
+    assert [m["content"] for m in sent] == ["q1", "first", "q3"]
+
+
+async def test_history_is_sent_before_the_new_question(assistant: Assistant, fake_model: FakeModel):
+    await assistant.ask(5, "내 자전거 자물쇠 번호는 4719야")
+    await assistant.ask(5, "내 자물쇠 번호 뭐였지?")
+    sent = fake_model.calls[-1].messages
+    assert sent[0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
+    assert sent[-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
+    assert len(sent) == 3
+
+
+async def test_time_line_is_computed_for_every_request(assistant: Assistant, fake_model: FakeModel, clock):
+    await assistant.ask(1, "몇 시야?")
+    first = fake_model.calls[-1].system
+    clock.advance(hours=2, minutes=42)
+    await assistant.ask(1, "지금은?")
+    second = fake_model.calls[-1].system
+    assert first[-1]["text"] == "지금은 2026년 11월 29일 (일) 23:05 (한국 시각)이다."
+    assert second[-1]["text"] == "지금은 2026년 11월 30일 (월) 01:47 (한국 시각)이다."
+    # the clock line is never inside the cached part of the prompt
+    assert "cache_control" not in second[-1]
+    assert all("지금은" not in b["text"] for b in second if "cache_control" in b)
+
+
+def test_time_line_other_zone(clock):
+    assert time_line(clock(), "Europe/Berlin") == "지금은 2026년 11월 29일 (일) 15:05 (Europe/Berlin 시각)이다."
+
+
+async def test_window_limits_apply(transcript: Transcript, fake_model: FakeModel, clock):
+    a = Assistant(transcript=transcript, model=fake_model, now=clock, max_messages=4, max_chars=10_000)
+    for i in range(6):
+        await a.ask(1, f"q{i}")
+    sent = fake_model.calls[-1].messages
+    assert [m["content"] for m in sent] == ["q3", "echo: q3", "q4", "echo: q4", "q5"]
+
+
+async def test_chats_are_separate(assistant: Assistant, fake_model: FakeModel):
+    await assistant.ask(1, "one")
+    await assistant.ask(2, "two")
+    assert fake_model.calls[-1].messages == [{"role": "user", "content": "two"}]
+
+
+async def test_one_chat_is_serialised_and_turns_never_interleave(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel
+):
+    fake_model.delay = 0.01
+    await asyncio.gather(*(assistant.ask(1, f"q{i}") for i in range(10)), *(assistant.ask(2, "x") for _ in range(3)))
+    stored = [e.data for e in transcript.read(1)]
+    assert len(stored) == 20
+    for user, answer in zip(stored[::2], stored[1::2], strict=True):
+        assert user["role"] == "user" and answer["content"] == f"echo: {user['content']}"
+
+
+async def test_attachments_are_sent_but_not_stored(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "AAAA"}}
+    await assistant.ask(1, Question("[사진] 이게 뭐야?", attachments=(image,), meta={"photo": "file-1"}))
+    assert fake_model.calls[-1].messages[-1]["content"][0] == image
+    stored = [e.data for e in transcript.read(1)]
+    assert stored[0]["content"] == "[사진] 이게 뭐야?" and stored[0]["photo"] == "file-1"
+    assert "AAAA" not in transcript.path(1).read_text()
+
+
+async def test_retry_after_failure_asks_the_failed_question(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel
+):
+    fake_model.queue(ModelError("timeout"))
+    with pytest.raises(ModelError):
+        await assistant.ask(1, "잃어버린 질문")
+    q, answer = await assistant.retry(1)
+    assert q.text == "잃어버린 질문" and answer.text == "echo: 잃어버린 질문"
+    assert [m.data["content"] for m in transcript.read(1)] == ["잃어버린 질문", "echo: 잃어버린 질문"]
+
+
+async def test_retry_replaces_the_previous_answer(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    fake_model.queue("a1", "b1", "b2")
+    await assistant.ask(1, "A")
+    await assistant.ask(1, "B")
+    q, answer = await assistant.retry(1)
+    assert q.text == "B" and answer.text == "b2"
+    # the retried question was sent without its old answer
+    assert [m["content"] for m in fake_model.calls[-1].messages] == ["A", "a1", "B"]
+    # the transcript keeps everything; the next request carries only the new answer
+    assert [m.data["content"] for m in transcript.read(1)] == ["A", "a1", "B", "b1", "B", "b2"]
+    await assistant.ask(1, "C")
+    assert [m["content"] for m in fake_model.calls[-1].messages] == ["A", "a1", "B", "b2", "C"]
+
+
+async def test_retry_with_nothing_to_retry(assistant: Assistant):
+    with pytest.raises(NothingToRetry):
+        await assistant.retry(1)
+
+
+async def test_reset_archives_and_starts_fresh(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    await assistant.ask(1, "old")
+    name = await assistant.reset(1)
+    assert name and (transcript.dir / "archive" / name).exists()
+    await assistant.ask(1, "new")
+    assert fake_model.calls[-1].messages == [{"role": "user", "content": "new"}]
+
+
+async def test_stats_counts_messages_and_tokens(assistant: Assistant, fake_model: FakeModel):
+    await assistant.ask(1, "q1")
+    await assistant.ask(1, "q2")
+    s = assistant.stats(1)
+    assert s["messages"] == 4 and s["input"] > 0 and s["output"] > 0

@@ -1,0 +1,167 @@
+"""End to end: the real ``python -m bot`` process against fake Telegram and Anthropic servers."""
+
+import json
+import subprocess
+import sys
+import time
+
+from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.fakes.telegram_server import FakeTelegram
+
+CHAT = 4242
+
+
+def stored(data_dir, chat_id=CHAT):
+    path = data_dir / "chats" / f"{chat_id}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def request_text(body) -> str:
+    return json.dumps(body, ensure_ascii=False)
+
+
+def test_restart_remembers_the_lock_code(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot()
+    fake_anthropic.reply("기억해 둘게요.")
+    fake_telegram.send_text(CHAT, "내 자전거 자물쇠 번호는 4719야")
+    assert fake_telegram.wait_sent(CHAT) == ["기억해 둘게요."]
+    assert bot.stop() == 0
+
+    # a new process: nothing in memory but the files
+    bot2 = start_bot()
+    fake_anthropic.reply("4719 였어요.")
+    fake_telegram.send_text(CHAT, "내 자물쇠 번호 뭐였지?")
+    assert fake_telegram.wait_sent(CHAT, 2)[-1] == "4719 였어요."
+    last = fake_anthropic.requests[-1]
+    assert last["messages"][0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
+    assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
+    assert "4719" in request_text(last["messages"][:-1])
+    assert "(한국 시각)이다." in last["system"][-1]["text"]
+    assert bot2.stop() == 0
+    assert [m["content"] for m in stored(data_dir)] == [
+        "내 자전거 자물쇠 번호는 4719야",
+        "기억해 둘게요.",
+        "내 자물쇠 번호 뭐였지?",
+        "4719 였어요.",
+    ]
+    for log in (bot.log, bot2.log):
+        assert fake_telegram.token not in log
+        assert fake_telegram.token.split(":")[1] not in log
+
+
+def test_failed_model_call_stores_nothing_and_the_next_question_works(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    start_bot()
+    fake_anthropic.reply(Error(400, "invalid_request_error", "boom"))
+    fake_telegram.send_text(CHAT, "첫 질문")
+    reply = fake_telegram.wait_sent(CHAT)[0]
+    assert reply.startswith("⚠️")
+    assert stored(data_dir) == []
+    fake_telegram.send_text(CHAT, "다시 질문")
+    assert fake_telegram.wait_sent(CHAT, 2)[-1] == "echo: 다시 질문"
+    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "다시 질문"}]
+    assert [m["role"] for m in stored(data_dir)] == ["user", "assistant"]
+
+
+def test_english_user_gets_english_error(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
+    start_bot()
+    fake_anthropic.reply(Error(401, "authentication_error", "bad key"))
+    fake_telegram.send_text(CHAT, "hello", language_code="en")
+    assert "API key" in fake_telegram.wait_sent(CHAT)[0]
+
+
+def test_long_reply_is_split_and_arrives_whole(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
+    start_bot()
+    paragraphs = [(f"문단 {i}: " + "가나다라 " * 150).rstrip() for i in range(14)]
+    text = "\n\n".join(paragraphs)
+    assert len(text) > 10_000
+    fake_anthropic.reply(Text(text, chunk=500))
+    fake_telegram.send_text(CHAT, "길게 말해 줘")
+    parts = fake_telegram.wait_sent(CHAT, 3)
+    time.sleep(0.3)
+    parts = fake_telegram.sent(CHAT)
+    assert all(len(p.encode("utf-16-le")) // 2 <= 4096 for p in parts)
+    assert "\n\n".join(parts) == text
+
+
+def test_not_allowed_user_is_told_their_id(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    start_bot(ALLOWED_USERS="111, 222")
+    fake_telegram.send_text(CHAT, "안녕", user_id=999)
+    reply = fake_telegram.wait_sent(CHAT)[0]
+    assert "999" in reply and "ALLOWED_USERS" in reply
+    fake_telegram.send_text(CHAT + 1, "안녕", user_id=222)
+    assert fake_telegram.wait_sent(CHAT + 1) == ["echo: 안녕"]
+    assert len(fake_anthropic.requests) == 1
+    assert stored(data_dir) == []
+
+
+def test_non_text_message_is_declined_politely(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    start_bot()
+    sticker = {
+        "file_id": "st1",
+        "file_unique_id": "st1u",
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+    }
+    fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, sticker=sticker)})
+    reply = fake_telegram.wait_sent(CHAT)[0]
+    assert "텍스트" in reply
+    assert fake_anthropic.requests == [] and stored(data_dir) == []
+
+
+def test_chats_run_concurrently_but_one_chat_in_order(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    def script(body):
+        text = last_user_text(body)
+        return Text(f"re: {text}", delay=1.5 if text == "slow" else 0.05)
+
+    fake_anthropic.default = script
+    start_bot()
+    fake_telegram.send_text(1, "slow")
+    fake_anthropic.wait_requests(1)
+    fake_telegram.send_text(2, "fast")
+    assert fake_telegram.wait_sent(2) == ["re: fast"]
+    assert fake_telegram.sent(1) == []  # chat 2 was answered while chat 1 was still waiting
+    assert fake_telegram.wait_sent(1) == ["re: slow"]
+    for i in range(5):
+        fake_telegram.send_text(3, f"m{i}")
+    assert fake_telegram.wait_sent(3, 5) == [f"re: m{i}" for i in range(5)]
+    assert [m["content"] for m in stored(data_dir, 3)] == [x for i in range(5) for x in (f"m{i}", f"re: m{i}")]
+
+
+def test_sigterm_finishes_the_turn_in_flight(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot()
+    fake_anthropic.reply(Text("늦은 답", delay=1.5))
+    fake_telegram.send_text(CHAT, "천천히 답해")
+    fake_anthropic.wait_requests(1)
+    t0 = time.monotonic()
+    assert bot.stop() == 0
+    assert time.monotonic() - t0 < 15
+    assert fake_telegram.sent(CHAT) == ["늦은 답"]
+    assert [m["content"] for m in stored(data_dir)] == ["천천히 답해", "늦은 답"]
+
+
+def test_missing_settings_stop_the_start_with_one_line(bot_env, tmp_path):
+    for name in ("TELEGRAM_BOT_TOKEN", "ANTHROPIC_API_KEY"):
+        env = {k: v for k, v in bot_env.items() if k != name}
+        r = subprocess.run(
+            [sys.executable, "-m", "bot"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert r.returncode == 2
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and name in lines[0], r.stderr
