@@ -8,10 +8,9 @@ from telegram import Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, MessageHandler, filters
 
 from bot.ask import Assistant
-from bot.claude import ClaudeModel
 from bot.config import Settings
 from bot.tg import handlers
-from memory.transcript import Transcript
+from bot.wiring import make_assistant
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +51,6 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
     )
     app.add_error_handler(handlers.on_error)
     return app
-
-
-def make_assistant(settings: Settings) -> Assistant:
-    model = ClaudeModel(
-        settings.anthropic_model,
-        api_key=settings.anthropic_api_key,
-        max_tokens=settings.max_tokens,
-        max_retries=settings.anthropic_max_retries,
-        timeout=settings.anthropic_timeout,
-    )
-    return Assistant(
-        transcript=Transcript(settings.data_dir),
-        model=model,
-        timezone=settings.timezone,
-        max_messages=settings.max_history_messages,
-        max_chars=settings.max_history_chars,
-    )
 
 
 def run(settings: Settings) -> None:
