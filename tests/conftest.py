@@ -100,11 +100,11 @@ class BotProcess:
         )
         return self
 
-    def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM, then wait; returns the exit code."""
+    def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> int:
+        """Send ``sig`` (SIGTERM by default), then wait; returns the exit code."""
         assert self.proc is not None
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
         try:
             rc = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:

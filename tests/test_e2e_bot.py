@@ -1,9 +1,12 @@
 """End to end: the real ``python -m bot`` process against fake Telegram and Anthropic servers."""
 
 import json
+import signal
 import subprocess
 import sys
 import time
+
+import pytest
 
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
@@ -142,15 +145,16 @@ def test_chats_run_concurrently_but_one_chat_in_order(
     assert [m["content"] for m in stored(data_dir, 3)] == [x for i in range(5) for x in (f"m{i}", f"re: m{i}")]
 
 
-def test_sigterm_finishes_the_turn_in_flight(
-    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_stop_signal_finishes_the_turn_in_flight(
+    sig, start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     bot = start_bot()
     fake_anthropic.reply(Text("늦은 답", delay=1.5))
     fake_telegram.send_text(CHAT, "천천히 답해")
     fake_anthropic.wait_requests(1)
     t0 = time.monotonic()
-    assert bot.stop() == 0
+    assert bot.stop(sig=sig) == 0
     assert time.monotonic() - t0 < 15
     assert fake_telegram.sent(CHAT) == ["늦은 답"]
     assert [m["content"] for m in stored(data_dir)] == ["천천히 답해", "늦은 답"]
@@ -165,3 +169,17 @@ def test_missing_settings_stop_the_start_with_one_line(bot_env, tmp_path):
         assert r.returncode == 2
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and name in lines[0], r.stderr
+
+
+def test_token_stays_out_of_logs_when_telegram_fails(start_bot, fake_telegram: FakeTelegram):
+    bot = start_bot()
+    for _ in range(2):
+        fake_telegram.fail_next("getUpdates", 502, "Bad Gateway")
+    fake_telegram.fail_next("sendMessage", 400, "Bad Request: chat not found")
+    fake_telegram.send_text(CHAT, "안녕")
+    fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("sendMessage", CHAT)) >= 1)
+    time.sleep(0.5)
+    assert bot.stop() == 0
+    secret = fake_telegram.token.split(":")[1]
+    assert "Bad Gateway" in bot.log or "502" in bot.log or "chat not found" in bot.log  # the failures were logged
+    assert secret not in bot.log
