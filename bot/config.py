@@ -32,6 +32,14 @@ class Settings:
     max_tokens: int = 4096
     anthropic_max_retries: int = 2
     anthropic_timeout: float = 120.0
+    # summary memory (memory/summary.py): when the unsummarized tail exceeds any trigger,
+    # its oldest part is summarized and the newest SUMMARY_KEEP_MESSAGES stay verbatim
+    summary_trigger_messages: int = 16
+    summary_trigger_chars: int = 6000
+    summary_trigger_tokens: int = 3000
+    summary_keep_messages: int = 6
+    summary_max_chars: int = 2500
+    summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
 
     @property
     def tz(self) -> ZoneInfo:
@@ -122,4 +130,22 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         max_tokens=_int(env, "MAX_TOKENS", 4096),
         anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
         anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
+        **_summary_settings(env),
     )
+
+
+def _summary_settings(env: Mapping[str, str]) -> dict[str, int | str]:
+    trigger = _int(env, "SUMMARY_TRIGGER_MESSAGES", 16, minimum=4)
+    keep = _int(env, "SUMMARY_KEEP_MESSAGES", 6, minimum=2)
+    if keep > trigger - 2:
+        raise ConfigError(
+            f"SUMMARY_KEEP_MESSAGES ({keep}) must be at most SUMMARY_TRIGGER_MESSAGES - 2 ({trigger - 2})"
+        )
+    return {
+        "summary_trigger_messages": trigger,
+        "summary_trigger_chars": _int(env, "SUMMARY_TRIGGER_CHARS", 6000, minimum=200),
+        "summary_trigger_tokens": _int(env, "SUMMARY_TRIGGER_TOKENS", 3000, minimum=50),
+        "summary_keep_messages": keep,
+        "summary_max_chars": _int(env, "SUMMARY_MAX_CHARS", 2500, minimum=200),
+        "summary_model": env.get("SUMMARY_MODEL", "").strip(),
+    }

@@ -3,7 +3,18 @@
 This package never imports from ``bot`` nor from Telegram or Anthropic libraries.
 """
 
+from memory.summary import Budget, Summarize, Summary, SummaryMemory, SummaryStore
 from memory.transcript import Entry, InvalidChatId, Transcript
 from memory.window import recent_window
 
-__all__ = ["Entry", "InvalidChatId", "Transcript", "recent_window"]
+__all__ = [
+    "Budget",
+    "Entry",
+    "InvalidChatId",
+    "Summarize",
+    "Summary",
+    "SummaryMemory",
+    "SummaryStore",
+    "Transcript",
+    "recent_window",
+]

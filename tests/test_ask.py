@@ -137,3 +137,58 @@ async def test_stats_counts_messages_and_tokens(assistant: Assistant, fake_model
     await assistant.ask(1, "q2")
     s = assistant.stats(1)
     assert s["messages"] == 4 and s["input"] > 0 and s["output"] > 0
+
+
+async def test_a_failed_retry_still_replaces_the_old_answer(assistant: Assistant, transcript: Transcript,
+                                                           fake_model: FakeModel):
+    fake_model.queue("a1", ModelError("overloaded"), "a2")
+    await assistant.ask(1, "A")
+    with pytest.raises(ModelError):
+        await assistant.retry(1)
+    q, answer = await assistant.retry(1)
+    assert q.text == "A" and answer.text == "a2"
+    assert [m["content"] for m in fake_model.calls[-1].messages] == ["A"]  # sent without the old answer
+    rows = [e.data for e in transcript.read(1)]
+    assert rows[-2]["retry"] is True
+    await assistant.ask(1, "B")
+    assert [m["content"] for m in fake_model.calls[-1].messages] == ["A", "a2", "B"]
+
+
+async def test_retry_restore_adds_back_what_was_not_stored(assistant: Assistant, fake_model: FakeModel):
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}
+    await assistant.ask(1, Question("[사진] 뭐야?", attachments=(image,), meta={"photo": "f1"}))
+    seen = []
+
+    async def restore(q: Question) -> Question:
+        seen.append(q)
+        return Question(q.text, attachments=(image,), meta=q.meta)
+
+    await assistant.retry(1, restore=restore)
+    assert seen[0].text == "[사진] 뭐야?" and seen[0].meta == {"photo": "f1"}
+    assert fake_model.calls[-1].messages[-1]["content"][0] == image
+
+
+async def test_cancelling_while_the_turn_is_stored_returns_the_stored_answer(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel, monkeypatch
+):
+    started = asyncio.Event()
+    real_append = transcript.append
+
+    def slow_append(chat_id, messages):
+        import time
+
+        asyncio.run_coroutine_threadsafe(_set(started), loop)
+        time.sleep(0.3)
+        return real_append(chat_id, messages)
+
+    async def _set(event):
+        event.set()
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(transcript, "append", slow_append)
+    task = asyncio.create_task(assistant.ask(1, "질문"))
+    await started.wait()
+    task.cancel()
+    answer = await task  # not cancelled: the answer was complete and is stored
+    assert answer.text == "echo: 질문"
+    assert [e.data["content"] for e in transcript.read(1)] == ["질문", "echo: 질문"]

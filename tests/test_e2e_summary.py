@@ -1,0 +1,90 @@
+"""End to end: the real bot process remembers a code from 40 turns ago through its summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from bot.summarizer import SYSTEM_MARK
+from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
+from tests.fakes.telegram_server import FakeTelegram
+from tests.summary_helpers import memo
+
+CHAT = 4343
+TOPICS = ["날씨", "점심 메뉴", "주말 계획", "운동", "영화", "책", "커피", "산책", "음악", "여행"]
+
+
+def system_text(body: dict[str, Any]) -> str:
+    system = body.get("system") or []
+    if isinstance(system, str):
+        return system
+    return "\n".join(str(b.get("text", "")) for b in system)
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    return SYSTEM_MARK in system_text(body)
+
+
+def fake_claude(body: dict[str, Any]) -> Text:
+    """Chat requests are echoed; summary requests get a valid memo keeping every line with a 4-digit number."""
+    text = last_user_text(body)
+    if not is_summary_request(body):
+        return Text(f"echo: {text}")
+    facts: list[str] = []
+    for line in text.splitlines():
+        line = re.sub(r"^(- |\[[^\]]*\] ?)", "", line.strip())  # list marks, "[date role]" prefixes
+        if re.search(r"\d{4}", line) and line not in facts:
+            facts.append(line)
+    return Text(memo(facts))
+
+
+def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    fake_anthropic.default = fake_claude
+    budget = {"SUMMARY_TRIGGER_MESSAGES": "8", "SUMMARY_KEEP_MESSAGES": "4", "SUMMARY_MAX_CHARS": "1000"}
+    bot = start_bot(**budget)
+    fake_telegram.send_text(CHAT, "내 자전거 자물쇠 번호는 4719야")
+    fake_telegram.wait_sent(CHAT, 1)
+    for i in range(40):
+        fake_telegram.send_text(CHAT, f"{TOPICS[i % len(TOPICS)]} 이야기 하나 더 해 줘")
+        fake_telegram.wait_sent(CHAT, i + 2)
+    # the compaction after the last reply finishes before the process exits
+    assert bot.stop() == 0
+
+    summary_file = data_dir / "chats" / f"{CHAT}.summary.json"
+    stored = json.loads(summary_file.read_text(encoding="utf-8"))
+    assert "4719" in stored["text"] and stored["covers"] >= 82 - 8
+
+    # every summary request carried the previous summary plus a few evicted messages, never the whole chat
+    summary_requests = [b for b in fake_anthropic.requests if is_summary_request(b)]
+    assert len(summary_requests) >= 10
+    for body in summary_requests:
+        evicted_lines = [
+            ln for ln in last_user_text(body).splitlines() if re.match(r"^\[\d{4}-\d\d-\d\d .*(사용자|비서)\]", ln)
+        ]
+        assert 0 < len(evicted_lines) <= 8
+
+    bot2 = start_bot(**budget)
+    fake_telegram.send_text(CHAT, "내 자물쇠 번호 뭐였지?")
+    fake_telegram.wait_sent(CHAT, 42)
+    assert bot2.stop() == 0
+    chat_requests = [b for b in fake_anthropic.requests if not is_summary_request(b)]
+    assert len(chat_requests) == 42
+    last = chat_requests[-1]
+    assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
+    # the code is in the summary system block, not among the verbatim messages
+    summary_block = last["system"][1]["text"]
+    assert summary_block.startswith("[이전 대화 요약") and "4719" in summary_block
+    assert "4719" not in json.dumps(last["messages"], ensure_ascii=False)
+    assert "(한국 시각)이다." in last["system"][-1]["text"]
+    # bounded: at most the trigger's 8 verbatim messages plus the question, and a small request
+    assert len(last["messages"]) <= 9
+    assert last["messages"][0]["role"] == "user"
+    size = len(json.dumps({k: last[k] for k in ("system", "messages")}, ensure_ascii=False))
+    first_request_size = len(json.dumps({k: chat_requests[0][k] for k in ("system", "messages")}, ensure_ascii=False))
+    assert size < first_request_size + 1000 + 9 * 100  # persona + summary cap + window
+    transcript = (data_dir / "chats" / f"{CHAT}.jsonl").read_text(encoding="utf-8").splitlines()
+    everything = sum(len(json.loads(line)["content"]) for line in transcript)
+    assert len(transcript) == 84 and size < first_request_size + everything / 2  # far from the full history
