@@ -48,12 +48,117 @@ TEXTS: dict[str, dict[str, str]] = {
         "Ask the bot's admin to add it to ALLOWED_USERS in .env.",
     },
     "text_only": {
-        "ko": "지금은 글(텍스트) 메시지만 이해할 수 있어요. 내용을 글로 보내 주세요.",
-        "en": "I can only read text messages for now. Please send it as text.",
+        "ko": "지금은 글(텍스트)과 사진만 이해할 수 있어요. 내용을 글로 보내 주세요.",
+        "en": "I can only read text and photos for now. Please send it as text.",
     },
     "retry.nothing": {
         "ko": "다시 물을 질문이 없어요.",
         "en": "There is no question to retry.",
+    },
+    # -- Telegram: /start and /help (HTML; {bot} is the bot's @username) --
+    "help": {
+        "ko": "안녕하세요! 저는 Claude 로 답하는 비서예요. 🧠\n\n"
+        "<b>기억</b>: 이 채팅의 대화는 서버의 파일에 저장돼서, 봇이 다시 시작해도 지난 대화를 기억해요. "
+        "최근 대화는 그대로, 오래된 대화는 요약으로 기억해요. 채팅마다 기억이 따로예요.\n"
+        "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
+        "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
+        "<b>명령어</b>\n"
+        "/history — 다음 메시지와 함께 보낼 최근 대화\n"
+        "/summary — 오래된 대화의 요약\n"
+        "/reset — 새 대화 시작 (이전 대화는 보관돼요, 지우지 않아요)\n"
+        "/retry — 마지막 질문 다시 묻기\n"
+        "/stats — 저장된 메시지와 사용한 토큰\n"
+        "/export — 대화 기록을 파일(.jsonl)로 받기\n"
+        "/help — 이 도움말",
+        "en": "Hi! I'm an assistant that answers with Claude. 🧠\n\n"
+        "<b>Memory</b>: this chat is saved in files on the server, so I remember earlier conversations, "
+        "even after a restart. Recent messages word for word, older ones as a summary. Every chat has "
+        "its own memory.\n"
+        "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
+        "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
+        "<b>Commands</b>\n"
+        "/history — the recent messages sent along with your next one\n"
+        "/summary — the summary of the older conversation\n"
+        "/reset — start a fresh conversation (the old one is archived, not deleted)\n"
+        "/retry — ask the last question again\n"
+        "/stats — messages stored and tokens used\n"
+        "/export — get the conversation as a .jsonl file\n"
+        "/help — this help",
+    },
+    # -- Telegram: the command menu (set_my_commands) --
+    "cmd.help": {"ko": "도움말", "en": "Help"},
+    "cmd.history": {"ko": "다음 메시지와 함께 보낼 최근 대화", "en": "Recent messages sent with your next one"},
+    "cmd.summary": {"ko": "오래된 대화의 요약", "en": "Summary of the older conversation"},
+    "cmd.reset": {"ko": "새 대화 시작 (이전 대화는 보관)", "en": "Start a fresh conversation (old one archived)"},
+    "cmd.retry": {"ko": "마지막 질문 다시 묻기", "en": "Ask the last question again"},
+    "cmd.stats": {"ko": "메시지 수와 사용한 토큰", "en": "Messages stored and tokens used"},
+    "cmd.export": {"ko": "대화 기록 파일(.jsonl) 받기", "en": "Get the conversation as a .jsonl file"},
+    # -- Telegram: command replies --
+    "history.empty": {
+        "ko": "아직 이 채팅에 저장된 대화가 없어요. 다음 메시지는 기억 없이 보내요.",
+        "en": "Nothing is stored in this chat yet; your next message is sent without history.",
+    },
+    "history.header": {
+        "ko": "다음 메시지와 함께 보낼 최근 대화 ({n}개):",
+        "en": "The recent messages sent along with your next one ({n}):",
+    },
+    "history.summary_note": {
+        "ko": "(그보다 오래된 대화는 요약으로 함께 보내요: /summary)",
+        "en": "(Older messages are sent as a summary: /summary)",
+    },
+    "summary.none": {
+        "ko": "아직 요약이 없어요. 대화가 길어지면 오래된 부분을 요약해서 기억해요.",
+        "en": "No summary yet. When the conversation grows, older parts are summarized.",
+    },
+    "summary.header": {"ko": "📝 지금까지의 요약:", "en": "📝 The summary so far:"},
+    "reset.done": {
+        "ko": "🆕 새 대화를 시작했어요. 이전 대화는 지우지 않고 보관했어요 ({name}).",
+        "en": "🆕 Started a fresh conversation. The previous one was archived, not deleted ({name}).",
+    },
+    "reset.empty": {
+        "ko": "🆕 새 대화예요. 보관할 이전 대화가 없었어요.",
+        "en": "🆕 This is a fresh conversation; there was nothing to archive.",
+    },
+    "stats": {
+        "ko": "📊 이 채팅의 기록\n저장된 메시지: {messages}개\n요약: {summary}\n"
+        "토큰: 입력 {input}, 출력 {output}, 캐시 읽기 {cache_read}, 캐시 쓰기 {cache_write}",
+        "en": "📊 This chat\nMessages stored: {messages}\nSummary: {summary}\n"
+        "Tokens: input {input}, output {output}, cache read {cache_read}, cache write {cache_write}",
+    },
+    "stats.covers": {"ko": "앞의 메시지 {n}개를 요약함", "en": "covers the first {n} messages"},
+    "stats.no_summary": {"ko": "아직 없음", "en": "none yet"},
+    "export.empty": {
+        "ko": "내보낼 대화가 없어요 (이 채팅에 저장된 메시지가 없어요).",
+        "en": "Nothing to export: no messages are stored in this chat.",
+    },
+    "export.caption": {
+        "ko": "이 채팅의 대화 기록이에요 (한 줄에 메시지 하나, JSON).",
+        "en": "This chat's transcript (one message per line, JSON).",
+    },
+    "export.too_big": {
+        "ko": "대화 기록이 너무 커서 텔레그램으로 보낼 수 없어요. 서버의 {path} 파일에 있어요.",
+        "en": "The transcript is too big to send through Telegram. It is in {path} on the server.",
+    },
+    "unknown_command": {
+        "ko": "모르는 명령어예요. /help 로 쓸 수 있는 명령어를 볼 수 있어요.",
+        "en": "Unknown command. /help lists the commands.",
+    },
+    # -- Telegram: groups, photos, documents --
+    "group.empty": {
+        "ko": "네, 부르셨나요? 저를 부르면서 질문도 함께 적어 주세요.",
+        "en": "Yes? Mention me together with your question.",
+    },
+    "photo.too_big": {
+        "ko": "사진이 너무 커요 ({mb} MB 까지). 더 작은 사진으로 보내 주세요.",
+        "en": "The photo is too big (up to {mb} MB). Please send a smaller one.",
+    },
+    "photo.failed": {
+        "ko": "사진을 받아오지 못했어요. 다시 보내 주세요.",
+        "en": "I couldn't download the photo. Please send it again.",
+    },
+    "document.unsupported": {
+        "ko": "아직 파일은 읽을 수 없어요 (사진은 돼요). 내용을 글로 보내 주세요.",
+        "en": "I can't read files yet (photos work). Please send the content as text.",
     },
 }
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Mapping
 
 from telegram import Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, MessageHandler, filters
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 
 from bot.ask import Assistant
 from bot.config import Settings
-from bot.tg import handlers
+from bot.tg import commands, handlers
 from bot.wiring import make_assistant
 
 log = logging.getLogger(__name__)
@@ -23,7 +25,20 @@ def file_base_url(base_url: str) -> str:
     return base + "/file/bot"
 
 
-def build_application(settings: Settings, assistant: Assistant) -> Application:
+def stream_interval(env: Mapping[str, str]) -> float:
+    """Seconds between two previews of an answer in one chat (``STREAM_INTERVAL``, default 1)."""
+    raw = env.get("STREAM_INTERVAL", "").strip()
+    try:
+        value = float(raw) if raw else 1.0
+    except ValueError:
+        value = -1.0
+    if value < 0.05:
+        log.warning("STREAM_INTERVAL %r is not a number of seconds >= 0.05; using 1", raw)
+        return 1.0
+    return value
+
+
+def build_application(settings: Settings, assistant: Assistant, env: Mapping[str, str] | None = None) -> Application:
     """The PTB application with all handlers registered; nothing runs yet."""
 
     async def post_shutdown(app: Application) -> None:
@@ -38,17 +53,29 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(64)
         .rate_limiter(AIORateLimiter(max_retries=3))
+        .post_init(commands.register_menu)
         .post_shutdown(post_shutdown)
         .build()
     )
-    app.bot_data["services"] = handlers.Services(settings=settings, assistant=assistant)
-    app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, handlers.on_text))
-    app.add_handler(
-        MessageHandler(
-            filters.UpdateType.MESSAGE & filters.ChatType.PRIVATE & ~filters.TEXT & ~filters.StatusUpdate.ALL,
-            handlers.on_other,
-        )
+    app.bot_data["services"] = handlers.Services(
+        settings=settings, assistant=assistant, stream_interval=stream_interval(os.environ if env is None else env)
     )
+    new = filters.UpdateType.MESSAGE  # edited messages are not answered again
+    for names, callback in (
+        (("start", "help"), commands.help_command),
+        (("history",), commands.history_command),
+        (("summary",), commands.summary_command),
+        (("reset",), commands.reset_command),
+        (("retry",), commands.retry_command),
+        (("stats",), commands.stats_command),
+        (("export",), commands.export_command),
+    ):
+        app.add_handler(CommandHandler(names, callback, filters=new))
+    app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))
+    app.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, handlers.on_text))
+    app.add_handler(MessageHandler(new & filters.PHOTO, handlers.on_photo))
+    app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
+    app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)
     return app
 

@@ -1,23 +1,33 @@
-"""Telegram update handlers: small functions that hand each chat's text to the assistant."""
+"""Telegram update handlers: small functions that hand each chat's messages to the assistant.
+
+Every turn runs under the chat's lock (``Services.chat_lock``): ask, stream and deliver
+the reply, then the memory upkeep, strictly one after another per chat. In groups only
+messages for the bot (a mention or a reply to it) are answered and stored, as
+``"<first name>: <text>"`` with ``name`` and ``user_id`` beside it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from telegram import Update
+from telegram import Chat, Message, Update
 from telegram.constants import ChatAction
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.ask import Assistant, Question
+from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.config import Settings
-from bot.model import ModelError
+from bot.model import ModelError, TextCallback
 from bot.texts import error_text, lang_of, t
-from bot.tg.split import split_text
+from bot.tg import photos
+from bot.tg.groups import is_for_bot, is_group, strip_mention
+from bot.tg.send import Target, send_plain
+from bot.tg.stream import ReplyStream
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +40,9 @@ class Services:
 
     settings: Settings
     assistant: Assistant
+    stream_interval: float = 1.0  # seconds between two previews of an answer in one chat
     chat_locks: dict[int, asyncio.Lock] = field(default_factory=dict)
+    no_drafts: set[int] = field(default_factory=set)  # chats where Telegram refused draft previews
 
     def chat_lock(self, chat_id: int) -> asyncio.Lock:
         """Handling of one chat's messages is strictly sequential, across ask, reply and upkeep."""
@@ -44,15 +56,36 @@ def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
     return context.bot_data["services"]  # type: ignore[no-any-return]
 
 
+def lang_for(update: Update) -> str:
+    """The language of the bot's own texts for the sender (Korean by default)."""
+    user = update.effective_user
+    return lang_of(user.language_code if user else None)
+
+
+def target_for(message: Message) -> Target:
+    """Replies go to the message's chat and topic; in groups they quote the message they answer."""
+    thread = message.message_thread_id if message.is_topic_message else None
+    return Target(message.chat.id, thread, message.message_id if is_group(message.chat) else None)
+
+
+async def reply(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> None:
+    """Send one of the bot's own (plain) texts in answer to the update's message."""
+    message = update.effective_message
+    if message is not None:
+        await send_plain(context.bot, target_for(message), text)
+
+
 @contextlib.asynccontextmanager
-async def typing(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> AsyncIterator[None]:
-    """Keep the "typing…" indicator alive while the block runs."""
+async def typing(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, thread_id: int | None = None, every: float = TYPING_EVERY
+) -> AsyncIterator[None]:
+    """Keep the "typing…" indicator alive while the block runs (it fades after about 5 s)."""
 
     async def keep_typing() -> None:
         while True:
             with contextlib.suppress(TelegramError):
-                await context.bot.send_chat_action(chat_id, ChatAction.TYPING)
-            await asyncio.sleep(TYPING_EVERY)
+                await context.bot.send_chat_action(chat_id, ChatAction.TYPING, message_thread_id=thread_id)
+            await asyncio.sleep(every)
 
     task = asyncio.create_task(keep_typing())
     try:
@@ -68,56 +101,148 @@ async def check_allowed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> b
     user = update.effective_user
     if services(context).settings.user_allowed(user.id if user else None):
         return True
-    message = update.effective_message
-    if message is not None and user is not None:
+    if update.effective_message is not None and user is not None:
         log.info("refused user %s", user.id)
-        await message.reply_text(t("not_allowed", lang_of(user.language_code), user_id=user.id))
+        await reply(update, context, t("not_allowed", lang_for(update), user_id=user.id))
     return False
 
 
-async def send_long(context: ContextTypes.DEFAULT_TYPE, chat_id: int, text: str) -> None:
-    """Send ``text``, split into Telegram-sized parts."""
-    for part in split_text(text):
-        await context.bot.send_message(chat_id, part)
+async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | None:
+    """The text (or caption) the user is saying to the bot, or None when the update is not for it.
 
-
-async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Answer a text message with Claude and the chat's memory."""
+    Group messages that neither mention the bot nor reply to it are ignored (nothing
+    is answered or stored); in groups the mention is removed from the text.
+    """
     message = update.effective_message
-    chat = update.effective_chat
-    if message is None or chat is None or not message.text:
-        return
+    if message is None:
+        return None
+    text = message.text if message.text is not None else message.caption or ""
+    if is_group(message.chat):
+        username, bot_id = context.bot.username, context.bot.id
+        if not is_for_bot(message, username, bot_id):
+            return None
+        text = strip_mention(message, username, bot_id)
     if not await check_allowed(update, context):
+        return None
+    return text
+
+
+def question_for(
+    update: Update, text: str, *, attachments: tuple[dict[str, Any], ...] = (), meta: Mapping[str, Any] | None = None
+) -> Question:
+    """The question as it is sent and stored; group turns carry the sender's first name."""
+    message, user = update.effective_message, update.effective_user
+    extra = dict(meta or {})
+    if message is not None and is_group(message.chat) and user is not None:
+        name = user.first_name or str(user.id)
+        return Question(f"{name}: {text}", attachments, {"name": name, "user_id": user.id, **extra})
+    return Question(text, attachments, extra)
+
+
+async def respond(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, ask: Callable[[TextCallback], Awaitable[Answer]]
+) -> None:
+    """One turn under the chat's lock: stream the answer while it is written, deliver it, then upkeep."""
+    message = update.effective_message
+    if message is None:
         return
+    chat = message.chat
     svc = services(context)
-    user = update.effective_user
-    lang = lang_of(user.language_code if user else None)
+    lang = lang_for(update)
     async with svc.chat_lock(chat.id):
+        target = target_for(message)
+        stream = ReplyStream(
+            context.bot,
+            target,
+            drafts=chat.type == Chat.PRIVATE and chat.id not in svc.no_drafts,
+            interval=svc.stream_interval,
+        )
         try:
-            async with typing(context, chat.id):
-                answer = await svc.assistant.ask(chat.id, Question(message.text))
-        except ModelError as e:
-            await message.reply_text(error_text(e.kind, lang))
-            return
-        await send_long(context, chat.id, answer.text)
+            try:
+                async with typing(context, chat.id, target.thread_id):
+                    answer = await ask(stream.feed)
+            except ModelError as e:
+                await stream.fail(error_text(e.kind, lang))
+                return
+            except NothingToRetry:
+                await stream.fail(t("retry.nothing", lang))
+                return
+            except BaseException:
+                await stream.cancel()
+                raise
+            await stream.finish(answer.text)
+        finally:
+            if stream.drafts_refused:
+                svc.no_drafts.add(chat.id)
         await svc.assistant.maintain(chat.id)
 
 
-async def on_other(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Politely decline messages that are not text (nothing is stored)."""
-    message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer a text message with Claude and the chat's memory (in groups only when addressed)."""
+    text = await incoming(update, context)
+    if text is None:
         return
-    user = update.effective_user
-    await message.reply_text(t("text_only", lang_of(user.language_code if user else None)))
+    if not text.strip():
+        await reply(update, context, t("group.empty", lang_for(update)))
+        return
+    question = question_for(update, text)
+    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
+    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+
+
+async def answer_image(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str, default: str
+) -> None:
+    """Download an image, send it to Claude with its caption; store only the caption and the file_id."""
+    lang = lang_for(update)
+    try:
+        data = await photos.download(context.bot, file_id, size)
+    except photos.PhotoTooBig:
+        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_BYTES // (1024 * 1024)))
+        return
+    except TelegramError as e:
+        log.warning("could not download a photo: %s", e)
+        await reply(update, context, t("photo.failed", lang))
+        return
+    block = photos.image_block(data, photos.media_type(data, default))
+    question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
+    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
+    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+
+
+async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A photo (with or without caption) goes to Claude as an image block."""
+    message = update.effective_message
+    caption = await incoming(update, context)
+    if message is None or caption is None or not message.photo:
+        return
+    size = photos.pick_size(message.photo)
+    await answer_image(update, context, size.file_id, size.file_size, caption, "image/jpeg")
+
+
+async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Images sent as files are read like photos; other files are politely declined (nothing stored)."""
+    message = update.effective_message
+    caption = await incoming(update, context)
+    if message is None or caption is None or message.document is None:
+        return
+    doc = message.document
+    if doc.mime_type in photos.IMAGE_TYPES:
+        await answer_image(update, context, doc.file_id, doc.file_size, caption, doc.mime_type or "image/jpeg")
+        return
+    await reply(update, context, t("document.unsupported", lang_for(update)))
+
+
+async def on_other(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Politely decline other messages (stickers, voice, …); nothing is stored."""
+    if await incoming(update, context) is None:
+        return
+    await reply(update, context, t("text_only", lang_for(update)))
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log the error and, where there is a chat, say something went wrong."""
     log.error("error while handling an update: %s", context.error, exc_info=context.error)
     if isinstance(update, Update) and update.effective_chat is not None:
-        user = update.effective_user
         with contextlib.suppress(TelegramError):
-            await context.bot.send_message(
-                update.effective_chat.id, t("error.internal", lang_of(user.language_code if user else None))
-            )
+            await context.bot.send_message(update.effective_chat.id, t("error.internal", lang_for(update)))

@@ -1,14 +1,22 @@
 """A fake Telegram Bot API server: the methods the bot uses, over real HTTP.
 
-Tests push updates (``send_text``/``push_update``) that the bot fetches with
-``getUpdates``, and read ``calls`` / ``sent`` to see what the bot did. Failures can
-be injected per method (``fail_next``), e.g. a 429 with ``retry_after``.
+Tests push updates (``send_text``/``send_photo``/``push_update``) that the bot fetches
+with ``getUpdates``, and read ``calls`` / ``sent`` / ``visible`` / ``chat_view`` /
+``drafts`` to see what the bot did. Failures can be injected per method
+(``fail_next``), e.g. a 429 with ``retry_after``.
+
+Like Telegram, it parses ``parse_mode=HTML`` strictly (only Telegram's tags, balanced,
+``<``, ``>`` and ``&`` escaped elsewhere) and answers 400 "Bad Request: can't parse
+entities: …" otherwise; it counts the 4096 limit on the text after parsing, refuses an
+edit to the same text ("message is not modified") and drafts outside private chats.
 """
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +25,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from tests.fakes.http import FakeHTTPServer
 
@@ -31,6 +39,7 @@ class Call:
     params: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     at: float = field(default_factory=time.monotonic)
+    filenames: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -40,6 +49,85 @@ class Failure:
     description: str
     retry_after: int | None = None
     when: Callable[[dict[str, Any]], bool] | None = None
+
+
+class EntityError(ValueError):
+    """Telegram could not parse the HTML; the message is its description after "can't parse entities: "."""
+
+
+HTML_TAGS = {
+    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
+    "blockquote", "tg-spoiler", "span", "tg-emoji",
+}  # fmt: skip
+_TAG = re.compile(
+    r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'<>]+))?)*)\s*>"
+)
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
+
+
+def _u16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def parse_html(text: str) -> tuple[str, list[tuple[str, int, int]]]:
+    """(visible text, [(tag, start, end) in UTF-16 units]) of Telegram HTML, or EntityError."""
+    out: list[str] = []
+    stack: list[tuple[str, int, str]] = []  # (tag, start, attributes)
+    entities: list[tuple[str, int, int]] = []
+    i = 0
+
+    def at() -> int:
+        return len(text[:i].encode())
+
+    while i < len(text):
+        c = text[i]
+        if c == "<":
+            m = _TAG.match(text, i)
+            if m is None:
+                raise EntityError(f"Unsupported start tag at byte offset {at()}")
+            closing, name, attrs = m.group(1) == "/", m.group(2).lower(), m.group(3)
+            if name not in HTML_TAGS:
+                raise EntityError(f'Unsupported start tag "{name}" at byte offset {at()}')
+            pos = _u16("".join(out))
+            if closing:
+                if not stack:
+                    raise EntityError(f'Unexpected end tag "{name}" at byte offset {at()}')
+                top, start, _ = stack.pop()
+                if top != name:
+                    raise EntityError(
+                        f'Unmatched end tag at byte offset {at()}, expected "</{top}>", found "</{name}>"'
+                    )
+                entities.append((name, start, pos))
+            else:
+                parent = stack[-1][0] if stack else None
+                if parent == "code" or (parent == "pre" and name != "code"):
+                    raise EntityError(f'Entities can\'t be nested in "{parent}" at byte offset {at()}')
+                if name == "blockquote" and any(t == "blockquote" for t, _, _ in stack):
+                    raise EntityError(f"Blockquote can't be nested at byte offset {at()}")
+                if name == "span" and 'class="tg-spoiler"' not in attrs:
+                    raise EntityError(f'Unsupported start tag "span" at byte offset {at()}')
+                if name == "a" and "href" not in attrs:
+                    raise EntityError(f'Tag "a" must have attribute "href" at byte offset {at()}')
+                stack.append((name, pos, attrs))
+            i = m.end()
+        elif c == "&":
+            m = _ENTITY.match(text, i)
+            if m is None:
+                raise EntityError(f"Character '&' is reserved and must be escaped at byte offset {at()}")
+            out.append(html.unescape(m.group(0)))
+            i = m.end()
+        elif c == ">":
+            raise EntityError(f"Character '>' is reserved and must be escaped at byte offset {at()}")
+        else:
+            out.append(c)
+            i += 1
+    if stack:
+        raise EntityError(f'Can\'t find end tag corresponding to start tag "{stack[-1][0]}"')
+    return "".join(out), sorted(entities, key=lambda e: (e[1], -e[2]))
+
+
+def _is_html(p: dict[str, Any]) -> bool:
+    return str(p.get("parse_mode") or "").upper() == "HTML"
 
 
 def _decode(value: str) -> Any:
@@ -55,6 +143,8 @@ class FakeTelegram(FakeHTTPServer):
         self.token = token
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}
+        self.drafts_enabled = True  # False: sendMessageDraft answers 404 like an older Bot API server
+        self.bot_messages: dict[int, dict[int, dict[str, Any]]] = {}  # chat -> message id -> state
         self._updates: list[dict[str, Any]] = []
         self._failures: list[Failure] = []
         self._update_ids = itertools.count(1)
@@ -112,12 +202,51 @@ class FakeTelegram(FakeHTTPServer):
         }
         if text is not None:
             msg["text"] = text
+            entities = []
             if text.startswith("/"):
                 cmd = text.split()[0]
-                msg["entities"] = [{"type": "bot_command", "offset": 0, "length": len(cmd)}]
+                entities.append({"type": "bot_command", "offset": 0, "length": _u16(cmd)})
+            entities += self.mentions(text)
+            if entities:
+                msg["entities"] = entities
         if reply_to is not None:
             msg["reply_to_message"] = reply_to
         return msg
+
+    @staticmethod
+    def mentions(text: str) -> list[dict[str, Any]]:
+        """The "mention" entities Telegram would attach to ``text`` (UTF-16 offsets)."""
+        return [
+            {"type": "mention", "offset": _u16(text[: m.start()]), "length": _u16(m.group(0))}
+            for m in re.finditer(r"(?<![\w@])@[A-Za-z][A-Za-z0-9_]{3,31}", text)
+        ]
+
+    def bot_message(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """A message as the bot sent it, to put in ``reply_to`` (its current text)."""
+        with self._cond:
+            state = self.bot_messages[int(chat_id)][int(message_id)]
+            return self._bot_message({"chat_id": chat_id}, text=state["text"], message_id=int(message_id))
+
+    def add_photo(self, file_id: str, data: bytes, width: int = 1280, height: int = 960) -> list[dict[str, Any]]:
+        """Store a photo for download; returns its PhotoSize list (a thumbnail and the photo), smallest first."""
+        thumb = b"\xff\xd8\xff thumb " + file_id.encode()
+        self.files[file_id + "_thumb"] = thumb
+        self.files[file_id] = data
+        return [
+            {"file_id": file_id + "_thumb", "file_unique_id": file_id + "_tu", "width": 90, "height": 68,
+             "file_size": len(thumb)},
+            {"file_id": file_id, "file_unique_id": file_id + "_u", "width": width, "height": height,
+             "file_size": len(data)},
+        ]  # fmt: skip
+
+    def send_photo(self, chat_id: int, file_id: str, data: bytes, caption: str | None = None, **kw: Any) -> int:
+        """Deliver a photo (stored for download under ``file_id``) with an optional caption."""
+        extra: dict[str, Any] = {"photo": self.add_photo(file_id, data)}
+        if caption is not None:
+            extra["caption"] = caption
+            if mentions := self.mentions(caption):
+                extra["caption_entities"] = mentions
+        return self.push_update({"message": self.message(chat_id, None, **extra, **kw)})
 
     def send_text(self, chat_id: int, text: str, **kw: Any) -> int:
         """Deliver a text message to the bot; returns the update id."""
@@ -148,6 +277,32 @@ class FakeTelegram(FakeHTTPServer):
         """Texts of sendMessage calls that succeeded, in order."""
         return [str(c.params.get("text")) for c in self.calls_of("sendMessage", chat_id) if not c.params.get("_failed")]
 
+    def visible(self, chat_id: int | None = None) -> list[str]:
+        """What the user saw of each successful sendMessage: the text after HTML parsing."""
+        out = []
+        for c in self.calls_of("sendMessage", chat_id):
+            if c.params.get("_failed"):
+                continue
+            text = str(c.params.get("text"))
+            out.append(parse_html(text)[0] if _is_html(c.params) else text)
+        return out
+
+    def chat_view(self, chat_id: int) -> list[str]:
+        """The current text of every message the bot sent to ``chat_id`` (edits applied), oldest first."""
+        with self._cond:
+            messages = self.bot_messages.get(int(chat_id), {})
+            return [messages[k]["text"] for k in sorted(messages) if messages[k].get("text") is not None]
+
+    def drafts(self, chat_id: int | None = None) -> list[str]:
+        """Texts of the sendMessageDraft calls that succeeded, in order."""
+        return [str(c.params.get("text", "")) for c in self.calls_of("sendMessageDraft", chat_id)
+                if not c.params.get("_failed")]  # fmt: skip
+
+    def documents(self, chat_id: int | None = None) -> list[tuple[str, bytes]]:
+        """(file name, bytes) of every document the bot sent."""
+        return [(c.filenames.get("document", ""), c.files.get("document", b""))
+                for c in self.calls_of("sendDocument", chat_id) if not c.params.get("_failed")]  # fmt: skip
+
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -162,6 +317,10 @@ class FakeTelegram(FakeHTTPServer):
                     )
                 self._cond.wait(min(left, 0.2))
 
+    def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
+        """Wait until ``n`` messages were sent to ``chat_id``; return what the user saw of each."""
+        return self.wait_for(lambda: (s := self.visible(chat_id)) and len(s) >= n and s, timeout)
+
     def wait_sent(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return all sent there."""
         return self.wait_for(lambda: (s := self.sent(chat_id)) and len(s) >= n and s, timeout)
@@ -169,7 +328,7 @@ class FakeTelegram(FakeHTTPServer):
     # -- HTTP -------------------------------------------------------------------------
     def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
         raw = self.read_body(request)
-        path = request.path.split("?")[0]
+        path = unquote(request.path.split("?")[0])  # PTB percent-encodes file paths (the token's ":")
         file_prefix = f"/file/bot{self.token}/"
         if path.startswith(file_prefix):
             data = self.files.get(path[len(file_prefix) :])
@@ -188,7 +347,7 @@ class FakeTelegram(FakeHTTPServer):
         params, files = self._params(request, raw)
         if "?" in request.path:
             params.update({k: _decode(v) for k, v in parse_qsl(request.path.split("?", 1)[1])})
-        call = Call(api_method, params, files)
+        call = Call(api_method, params, files, filenames=dict(params.get("_filenames") or {}))
         with self._cond:
             self.calls.append(call)
             failure = next(
@@ -227,14 +386,23 @@ class FakeTelegram(FakeHTTPServer):
             msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + raw)
             params: dict[str, Any] = {}
             files: dict[str, bytes] = {}
+            filenames: dict[str, str] = {}
             for part in msg.iter_parts():
                 name = part.get_param("name", header="content-disposition")
                 payload = part.get_payload(decode=True) or b""
                 if part.get_filename():
                     files[str(name)] = payload
+                    filenames[str(name)] = str(part.get_filename())
                     params[str(name)] = f"<file {part.get_filename()}>"
                 else:
                     params[str(name)] = _decode(payload.decode())
+            # PTB sends an attached file as "attach://<name>" in the field, the bytes in part <name>
+            for key, value in list(params.items()):
+                if isinstance(value, str) and value.startswith("attach://") and value[9:] in files:
+                    files[key] = files[value[9:]]
+                    filenames[key] = filenames[value[9:]]
+            if filenames:
+                params["_filenames"] = filenames
             return params, files
         return {k: _decode(v) for k, v in parse_qsl(raw.decode(), keep_blank_values=True)}, {}
 
@@ -277,29 +445,79 @@ class FakeTelegram(FakeHTTPServer):
             **fields,
         }
 
-    def _check_text(self, p: dict[str, Any]) -> tuple[int, str] | None:
-        text = str(p.get("text", ""))
-        if not text.strip():
+    def _visible(self, p: dict[str, Any], key: str = "text", allow_empty: bool = False) -> str | tuple[int, str]:
+        """The text after parsing, or (400, description) as Telegram would answer."""
+        raw = str(p.get(key) or "")
+        text = raw
+        if _is_html(p):
+            try:
+                text = parse_html(raw)[0]
+            except EntityError as e:
+                return 400, f"Bad Request: can't parse entities: {e}"
+        if not text.strip() and not allow_empty:
             return 400, "Bad Request: message text is empty"
-        if len(text.encode("utf-16-le")) // 2 > 4096:
+        if _u16(text) > (1024 if key == "caption" else 4096):
             return 400, "Bad Request: message is too long"
-        return None
+        return text
+
+    def _remember(self, p: dict[str, Any], message: dict[str, Any], text: str | None) -> dict[str, Any]:
+        with self._cond:
+            self.bot_messages.setdefault(int(p["chat_id"]), {})[message["message_id"]] = {
+                "text": text,
+                "raw": p.get("text"),
+                "html": _is_html(p),
+            }
+        return message
 
     def api_sendMessage(self, p: dict[str, Any]) -> Any:  # noqa: N802
-        error = self._check_text(p)
-        if error:
-            return error
-        return self._bot_message(p, text=p["text"])
+        text = self._visible(p)
+        if isinstance(text, tuple):
+            return text
+        return self._remember(p, self._bot_message(p, text=text), text)
 
     def api_editMessageText(self, p: dict[str, Any]) -> Any:  # noqa: N802
-        error = self._check_text(p)
-        if error:
-            return error
-        return self._bot_message(p, text=p["text"], message_id=int(p["message_id"]), edit_date=int(time.time()))
+        text = self._visible(p)
+        if isinstance(text, tuple):
+            return text
+        chat_id, message_id = int(p["chat_id"]), int(p["message_id"])
+        with self._cond:
+            state = self.bot_messages.get(chat_id, {}).get(message_id)
+            if state is None:
+                return 400, "Bad Request: message to edit not found"
+            markup = parse_html(str(p["text"]))[1] if _is_html(p) else []
+            old_markup = parse_html(str(state["raw"]))[1] if state["html"] else []
+            if state["text"] == text and markup == old_markup:
+                return 400, (
+                    "Bad Request: message is not modified: specified new message content and reply markup "
+                    "are exactly the same as a current content and reply markup of the message"
+                )
+            state.update(text=text, raw=p["text"], html=_is_html(p))
+        return self._bot_message(p, text=text, message_id=message_id, edit_date=int(time.time()))
+
+    def api_sendMessageDraft(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        if not self.drafts_enabled:
+            return 404, "Not Found"
+        if int(p["chat_id"]) <= 0:
+            return 400, "Bad Request: message drafts can be sent only to private chats"
+        if int(p.get("draft_id") or 0) == 0:
+            return 400, "Bad Request: draft_id must be non-zero"
+        text = self._visible(p, allow_empty=True)
+        return text if isinstance(text, tuple) else True
+
+    def api_deleteMessage(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        with self._cond:
+            if self.bot_messages.get(int(p["chat_id"]), {}).pop(int(p["message_id"]), None) is None:
+                return 400, "Bad Request: message to delete not found"
+        return True
 
     def api_sendDocument(self, p: dict[str, Any]) -> Any:  # noqa: N802
-        return self._bot_message(
-            p, document={"file_id": "doc1", "file_unique_id": "doc1u", "file_name": "transcript.jsonl"}
+        if p.get("caption"):
+            caption = self._visible(p, "caption")
+            if isinstance(caption, tuple):
+                return caption
+        name = str((p.get("_filenames") or {}).get("document", "document"))
+        return self._remember(
+            p, self._bot_message(p, document={"file_id": "doc1", "file_unique_id": "doc1u", "file_name": name}), None
         )
 
     def api_getFile(self, p: dict[str, Any]) -> Any:  # noqa: N802

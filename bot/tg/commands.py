@@ -1,0 +1,208 @@
+"""The bot's commands: /start, /help, /history, /summary, /reset, /retry, /stats, /export.
+
+Commands that change memory (/reset, /retry) or read the whole file (/export) run
+under the chat's lock, after any turn in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from telegram import BotCommand, ReplyParameters, Update
+from telegram.error import TelegramError
+from telegram.ext import Application, ContextTypes
+
+from bot.ask import Answer, Question
+from bot.model import TextCallback
+from bot.texts import t
+from bot.tg import photos
+from bot.tg.groups import is_group
+from bot.tg.handlers import check_allowed, lang_for, reply, respond, services, target_for
+from bot.tg.render import Part, escape, html_to_text
+from bot.tg.send import send_part
+
+log = logging.getLogger(__name__)
+
+MENU = ("help", "history", "summary", "reset", "retry", "stats", "export")  # in Telegram's menu, in this order
+HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
+EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
+
+
+def menu(lang: str) -> list[BotCommand]:
+    """The command menu in ``lang``."""
+    return [BotCommand(name, t(f"cmd.{name}", lang)) for name in MENU]
+
+
+async def register_menu(app: Application) -> None:
+    """Put the commands in Telegram's menu: Korean by default, English for English-language clients."""
+    try:
+        await app.bot.set_my_commands(menu("ko"))
+        await app.bot.set_my_commands(menu("en"), language_code="en")
+    except TelegramError as e:  # the bot works without the menu
+        log.warning("could not register the command menu: %s", e)
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/start and /help: what the bot is, what it remembers, and the commands."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    html_text = t("help", lang_for(update), bot=escape("@" + (context.bot.username or "bot")))
+    await send_part(context.bot, target_for(message), Part(html_text, html_to_text(html_text)))
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    texts = [str(b.get("text", "")) for b in content or [] if isinstance(b, Mapping) and b.get("type") == "text"]
+    return " ".join(texts)
+
+
+def _one_line(text: str, limit: int = HISTORY_ITEM_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/history: the recent messages the next request will carry, numbered and trimmed."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    assistant, lang = services(context).assistant, lang_for(update)
+    messages = await asyncio.to_thread(assistant.history, message.chat.id)
+    if not messages:
+        await reply(update, context, t("history.empty", lang))
+        return
+    lines = [t("history.header", lang, n=len(messages))]
+    for i, m in enumerate(messages, 1):
+        icon = "👤" if m.get("role") == "user" else "🤖"
+        lines.append(f"{i}. {icon} {_one_line(_content_text(m.get('content')))}")
+    if await asyncio.to_thread(assistant.summary, message.chat.id):
+        lines.append(t("history.summary_note", lang))
+    await reply(update, context, "\n".join(lines))
+
+
+async def summary_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/summary: the chat's summary of its older conversation, or a clear "no summary yet"."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    lang = lang_for(update)
+    summary = await asyncio.to_thread(services(context).assistant.summary, message.chat.id)
+    if not summary or not summary.strip():
+        await reply(update, context, t("summary.none", lang))
+        return
+    await reply(update, context, f"{t('summary.header', lang)}\n\n{summary.strip()}")
+
+
+async def reset_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/reset: a fresh conversation; the old transcript is archived (renamed), never deleted."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    svc, lang = services(context), lang_for(update)
+    async with svc.chat_lock(message.chat.id):
+        name = await svc.assistant.reset(message.chat.id)
+    await reply(update, context, t("reset.done", lang, name=name) if name else t("reset.empty", lang))
+
+
+async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/retry: ask the last question again (after a failure, or for another answer that replaces the last)."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    assistant = services(context).assistant
+    chat_id = message.chat.id
+
+    async def restore(question: Question) -> Question:
+        """Download the photo of a stored photo question again (only its file id was stored)."""
+        file_id = question.meta.get("photo")
+        if not isinstance(file_id, str):
+            return question
+        try:
+            data = await photos.download(context.bot, file_id)
+        except (photos.PhotoTooBig, TelegramError) as e:
+            log.warning("retry: could not download the photo again (%s); asking with the caption only", e)
+            return question
+        return replace(question, attachments=(photos.image_block(data, photos.media_type(data)),))
+
+    async def ask(on_text: TextCallback) -> Answer:
+        _, answer = await assistant.retry(chat_id, on_text=on_text, restore=restore)
+        return answer
+
+    await respond(update, context, ask)
+
+
+def _number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "0"
+
+
+async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/stats: messages stored, summary coverage, and tokens used in this chat."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    lang = lang_for(update)
+    stats = await asyncio.to_thread(services(context).assistant.stats, message.chat.id)
+    covers = stats.get("summary_covers")
+    summary = t("stats.covers", lang, n=_number(covers)) if covers else t("stats.no_summary", lang)
+    numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write")}
+    await reply(update, context, t("stats", lang, summary=summary, **numbers))
+
+
+def _read_prefix(path: Path, size: int) -> bytes:
+    with path.open("rb") as f:
+        return f.read(size)
+
+
+async def export_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/export: the chat's transcript as a .jsonl document."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    svc, lang = services(context), lang_for(update)
+    chat_id = message.chat.id
+    transcript = svc.assistant.transcript
+    async with svc.chat_lock(chat_id):
+        size = await asyncio.to_thread(transcript.size, chat_id)
+        if size > EXPORT_MAX_BYTES:
+            await reply(update, context, t("export.too_big", lang, path=f"DATA_DIR/chats/{chat_id}.jsonl"))
+            return
+        # only whole turns: the bytes before a size read under the file lock never change
+        data = await asyncio.to_thread(_read_prefix, transcript.path(chat_id), size) if size else b""
+    if not data.strip():
+        await reply(update, context, t("export.empty", lang))
+        return
+    target = target_for(message)
+    quote = ReplyParameters(target.reply_to, allow_sending_without_reply=True) if target.reply_to else None
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    await context.bot.send_document(
+        chat_id,
+        document=data,
+        filename=f"chat-{chat_id}-{stamp}.jsonl",
+        caption=t("export.caption", lang),
+        message_thread_id=target.thread_id,
+        reply_parameters=quote,
+    )
+
+
+async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Commands the bot does not know get a short hint instead of going to the model."""
+    message = update.effective_message
+    if message is None or not message.text:
+        return
+    command = message.text.split()[0]
+    addressee = command.partition("@")[2]
+    if addressee and addressee.lower() != (context.bot.username or "").lower():
+        return  # /cmd@otherbot
+    if is_group(message.chat) and not addressee:
+        return  # in a group a bare /cmd may be for another bot
+    if not await check_allowed(update, context):
+        return
+    await reply(update, context, t("unknown_command", lang_for(update)))

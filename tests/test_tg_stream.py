@@ -1,0 +1,249 @@
+"""ReplyStream and the final delivery, against an in-process fake of the Bot methods they call."""
+
+import asyncio
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter
+
+from bot.tg.render import render
+from bot.tg.send import Target, send_markdown
+from bot.tg.split import utf16_len
+from bot.tg.stream import ReplyStream, preview_text
+from tests.fakes.telegram_server import EntityError, parse_html
+
+CHAT = 42
+
+
+class FakeBot:
+    """Records calls like Telegram would see them; enforces HTML parsing, length and "not modified"."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, dict, float]] = []
+        self.errors: dict[str, list[Exception | None]] = {}  # method -> per next call: raise this (None: succeed)
+        self.messages: dict[int, str] = {}
+        self._ids = iter(range(100, 10_000))
+
+    def _enter(self, method: str, **params) -> None:
+        self.calls.append((method, params, time.monotonic()))
+        queue = self.errors.get(method)
+        if queue and (error := queue.pop(0)) is not None:
+            raise error
+
+    @staticmethod
+    def _visible(text: str, parse_mode) -> str:
+        if parse_mode == "HTML":
+            try:
+                text = parse_html(text)[0]
+            except EntityError as e:
+                raise BadRequest(f"Can't parse entities: {e}") from None
+        if utf16_len(text) > 4096:
+            raise BadRequest("Message is too long")
+        return text
+
+    async def send_message_draft(self, chat_id, draft_id, text, message_thread_id=None):
+        self._enter("draft", chat_id=chat_id, draft_id=draft_id, text=text)
+        assert draft_id != 0
+        self._visible(text, None)
+        return True
+
+    async def send_message(self, chat_id, text, parse_mode=None, message_thread_id=None, reply_parameters=None):
+        self._enter("send", chat_id=chat_id, text=text, parse_mode=parse_mode, reply_parameters=reply_parameters)
+        mid = next(self._ids)
+        self.messages[mid] = self._visible(text, parse_mode)
+        return SimpleNamespace(message_id=mid)
+
+    async def edit_message_text(self, text, chat_id, message_id, parse_mode=None):
+        self._enter("edit", chat_id=chat_id, message_id=message_id, text=text, parse_mode=parse_mode)
+        shown = self._visible(text, parse_mode)
+        if message_id not in self.messages:
+            raise BadRequest("Message to edit not found")
+        if self.messages[message_id] == shown and parse_mode is None:
+            raise BadRequest("Message is not modified: specified new message content ...")
+        self.messages[message_id] = shown
+        return True
+
+    async def delete_message(self, chat_id, message_id):
+        self._enter("delete", chat_id=chat_id, message_id=message_id)
+        self.messages.pop(message_id, None)
+        return True
+
+    def of(self, method: str) -> list[dict]:
+        return [p for m, p, _ in self.calls if m == method]
+
+    def times(self, method: str) -> list[float]:
+        return [at for m, _, at in self.calls if m == method]
+
+
+async def feed_slowly(stream: ReplyStream, text: str, chunk: int = 5, pause: float = 0.005) -> None:
+    for i in range(0, len(text), chunk):
+        await stream.feed(text[i : i + chunk])
+        await asyncio.sleep(pause)
+
+
+ANSWER = "Here is **the answer** with `code` and more words " * 6
+
+
+async def test_private_chat_shows_throttled_drafts_then_sends_the_message():
+    bot = FakeBot()
+    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.1)
+    await feed_slowly(stream, ANSWER)  # about 0.4 s of writing
+    await stream.finish(ANSWER)
+    drafts = bot.of("draft")
+    assert 2 <= len(drafts) <= 8
+    assert len({d["draft_id"] for d in drafts}) == 1
+    texts = [d["text"] for d in drafts]
+    assert all(ANSWER.startswith(t) for t in texts)  # plain text: the Markdown as written so far
+    assert len(set(texts)) == len(texts)  # never the same preview twice
+    gaps = [b - a for a, b in zip(bot.times("draft"), bot.times("draft")[1:], strict=False)]
+    assert min(gaps) >= 0.09
+    sends = bot.of("send")
+    assert len(sends) == 1 and sends[0]["parse_mode"] == "HTML"
+    assert sends[0]["text"] == render(ANSWER)
+    assert bot.of("edit") == []
+
+
+async def test_identical_preview_is_not_sent_again():
+    bot = FakeBot()
+    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.02)
+    await stream.feed("Hello")
+    await asyncio.sleep(0.08)
+    await stream.feed("  \n")  # the preview (stripped) would be the same
+    await asyncio.sleep(0.08)
+    await stream.finish("Hello")
+    assert [d["text"] for d in bot.of("draft")] == ["Hello"]
+
+
+@pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # RetryAfter's own constructor
+async def test_retry_after_pauses_previews_until_the_delay_passed():
+    bot = FakeBot()
+    bot.errors["draft"] = [RetryAfter(timedelta(seconds=0.3))]
+    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.02)
+    await feed_slowly(stream, ANSWER, pause=0.004)  # about 0.3 s
+    await asyncio.sleep(0.35)
+    await stream.finish(ANSWER)
+    times = bot.times("draft")
+    assert len(times) >= 2
+    assert times[1] - times[0] >= 0.29  # nothing was sent while Telegram said to wait
+    assert bot.of("draft")[-1]["text"] == ANSWER.strip()  # then the newest text was shown
+    assert [s["text"] for s in bot.of("send")] == [render(ANSWER)]
+
+
+async def test_refused_drafts_fall_back_to_editing_one_message():
+    bot = FakeBot()
+    bot.errors["draft"] = [InvalidToken("Not Found")]  # what PTB raises for a 404 (no such method)
+    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.03)
+    await feed_slowly(stream, ANSWER)
+    await stream.finish(ANSWER)
+    assert stream.drafts_refused and len(bot.of("draft")) == 1
+    sends, edits = bot.of("send"), bot.of("edit")
+    assert len(sends) == 1 and sends[0]["parse_mode"] is None  # the first preview
+    assert len(edits) >= 2
+    assert edits[-1]["parse_mode"] == "HTML" and edits[-1]["text"] == render(ANSWER)
+    assert list(bot.messages.values()) == [parse_html(render(ANSWER))[0]]
+
+
+async def test_group_edits_one_message_and_sends_the_rest_of_a_long_answer():
+    bot = FakeBot()
+    target = Target(-100, reply_to=7)
+    stream = ReplyStream(bot, target, drafts=False, interval=0.05)
+    long_answer = "\n\n".join(f"**Paragraph {i}** " + "word " * 300 for i in range(5))  # > 7000 characters
+    await feed_slowly(stream, long_answer, chunk=200, pause=0.01)
+    await stream.finish(long_answer)
+    sends = bot.of("send")
+    assert sends[0]["parse_mode"] is None and sends[0]["reply_parameters"].message_id == 7
+    assert all(s["parse_mode"] == "HTML" for s in sends[1:]) and len(sends) >= 2
+    assert all(s["reply_parameters"] is None for s in sends[1:])
+    edits = bot.of("edit")
+    assert edits[-1]["parse_mode"] == "HTML" and edits[-1]["message_id"] == 100
+    previews = [e["text"] for e in edits[:-1]]
+    assert all(utf16_len(p) <= 4096 for p in previews)
+    assert any(p.startswith("…\n") for p in previews)  # a long preview shows the newest end
+    shown = "\n\n".join(bot.messages[k] for k in sorted(bot.messages))
+    assert shown.split() == parse_html(render(long_answer))[0].split()
+
+
+async def test_short_answer_in_a_group_is_one_message_without_identical_edit():
+    bot = FakeBot()
+    stream = ReplyStream(bot, Target(-100), drafts=False, interval=0.05)
+    await stream.feed("plain answer")
+    await asyncio.sleep(0.05)
+    await stream.finish("plain answer")
+    assert [s["text"] for s in bot.of("send")] == ["plain answer"]
+    assert bot.of("edit") == []  # the preview already shows exactly the answer
+
+
+async def test_final_html_refused_is_resent_as_the_markdown_source():
+    bot = FakeBot()
+    bot.errors["send"] = [BadRequest('Can\'t parse entities: unsupported start tag "x" at byte offset 3')]
+    await send_markdown(bot, Target(CHAT), "**bold** and <b>")
+    sends = bot.of("send")
+    assert [s["parse_mode"] for s in sends] == ["HTML", None]
+    assert sends[1]["text"] == "**bold** and <b>"
+
+
+async def test_any_failure_of_the_final_send_falls_back_to_plain_parts():
+    bot = FakeBot()
+    bot.errors["send"] = [NetworkError("connection reset"), None, BadRequest("Message is too long")]
+    md = "\n\n".join(f"*p{i}* " + "x " * 1500 for i in range(3))
+    await send_markdown(bot, Target(CHAT), md)
+    sends = bot.of("send")
+    assert [s["parse_mode"] for s in sends] == ["HTML", None, "HTML", None, "HTML"]
+    assert sends[1]["text"].startswith("*p0* x x")  # the first part again, as its Markdown
+    assert sends[3]["text"].startswith("*p1* x x")
+    shown = " ".join(bot.messages.values())
+    assert shown.split().count("x") == 4500
+
+
+async def test_failure_replaces_the_group_preview_with_the_notice():
+    bot = FakeBot()
+    stream = ReplyStream(bot, Target(-100), drafts=False, interval=0.01)
+    await stream.feed("partial answ")
+    await asyncio.sleep(0.05)
+    await stream.fail("⚠️ failed")
+    assert list(bot.messages.values()) == ["⚠️ failed"]
+
+
+async def test_failure_in_private_chat_sends_the_notice():
+    bot = FakeBot()
+    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.01)
+    await stream.fail("⚠️ failed")
+    assert [s["text"] for s in bot.of("send")] == ["⚠️ failed"] and bot.of("draft") == []
+
+
+@pytest.mark.parametrize("n", [10, 4096, 5000, 20_000])
+def test_preview_text_fits_one_message(n):
+    text = ("가나다라마 바사\n" * (n // 8 + 1))[:n]
+    shown = preview_text(text)
+    assert utf16_len(shown) <= 4096
+    if utf16_len(text.strip()) <= 4096:
+        assert shown == text.strip()
+    else:
+        assert shown.startswith("…\n") and text.rstrip().endswith(shown[2:].rstrip())
+
+
+async def test_typing_is_kept_alive_until_the_block_ends():
+    from bot.tg.handlers import typing
+
+    actions: list[float] = []
+
+    class Bot:
+        async def send_chat_action(self, chat_id, action, message_thread_id=None):
+            actions.append(time.monotonic())
+
+    async with typing(SimpleNamespace(bot=Bot()), CHAT, every=0.05):
+        await asyncio.sleep(0.23)
+    count = len(actions)
+    await asyncio.sleep(0.1)
+    assert 4 <= count <= 6 and len(actions) == count  # every 0.05 s, and stopped with the block
+
+
+def test_stream_interval_setting():
+    from bot.tg.app import stream_interval
+
+    assert stream_interval({}) == 1.0
+    assert stream_interval({"STREAM_INTERVAL": "0.25"}) == 0.25
+    assert stream_interval({"STREAM_INTERVAL": "fast"}) == 1.0
+    assert stream_interval({"STREAM_INTERVAL": "0"}) == 1.0
