@@ -1,0 +1,367 @@
+"""The terminal chat loop, driven in-process with piped input and a fake model."""
+
+import asyncio
+import io
+import os
+import signal
+import sys
+import time
+import tomllib
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from bot import cli
+from bot.ask import Assistant
+from bot.cli import ChatSession, env_lang, stream_reader
+from bot.model import FakeModel, ModelError, Reply
+from bot.texts import error_text
+from bot.texts import t as bot_text
+from memory.transcript import Transcript
+from tests.conftest import ROOT
+from tests.fakes.anthropic_server import FakeAnthropic
+
+
+def run_chat(assistant: Assistant, *lines: str, lang: str = "ko", chat: str = "local", catch_sigint: bool = False):
+    """Run a whole session over ``lines`` (as piped stdin); returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    session = ChatSession(assistant, chat, out=out, err=err, lang=lang, catch_sigint=catch_sigint)
+    stdin = io.StringIO("".join(f"{line}\n" for line in lines))
+    rc = session.run(stream_reader(stdin))
+    return rc, out.getvalue(), err.getvalue()
+
+
+def contents(transcript: Transcript, chat: str = "local") -> list[str]:
+    return [e.data["content"] for e in transcript.read(chat)]
+
+
+def test_a_conversation_and_every_command(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    fake_model.queue("기억해 둘게요.", "4719 였어요.")
+    rc, out, err = run_chat(
+        assistant,
+        "",
+        "   ",
+        "내 자전거 자물쇠 번호는 4719야",
+        "/history",
+        "/summary",
+        "/bogus",
+        "/help",
+        "내 자물쇠 번호 뭐였지?",
+        "/quit",
+        "after quit: never sent",
+    )
+    assert rc == 0
+    # empty lines, commands and the line after /quit never reached the model
+    assert [c.last_user_text for c in fake_model.calls] == ["내 자전거 자물쇠 번호는 4719야", "내 자물쇠 번호 뭐였지?"]
+    assert fake_model.calls[1].messages[:2] == [
+        {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"},
+        {"role": "assistant", "content": "기억해 둘게요."},
+    ]
+    assert contents(transcript) == [
+        "내 자전거 자물쇠 번호는 4719야",
+        "기억해 둘게요.",
+        "내 자물쇠 번호 뭐였지?",
+        "4719 였어요.",
+    ]
+    assert [e.data.get("via") for e in transcript.read("local")] == ["terminal", None, "terminal", None]
+    # banner, answers and command output in order
+    assert "대화 local" in out and str(transcript.root.resolve()) in out and "새 대화예요." in out
+    history = "나: 내 자전거 자물쇠 번호는 4719야\nClaude: 기억해 둘게요."
+    order = [
+        "/help 명령 보기",
+        "기억해 둘게요.\n",
+        history,
+        cli.text("summary.none"),
+        "명령:\n  /history",
+        "4719 였어요.\n",
+    ]
+    positions = [out.index(piece) for piece in order]
+    assert positions == sorted(positions)
+    for command in cli.COMMANDS:
+        assert command in cli.text("help")
+    # an unknown command gets a hint listing the commands, on stderr
+    assert err.strip() == cli.text("unknown", cmd="/bogus", commands=" ".join(cli.COMMANDS))
+
+
+def test_end_of_input_ends_the_session(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    rc, out, _ = run_chat(assistant, "하나", "둘")
+    assert rc == 0
+    assert contents(transcript) == ["하나", "echo: 하나", "둘", "echo: 둘"]
+    assert out.rstrip().endswith("echo: 둘")
+
+
+def test_banner_says_the_conversation_continues(assistant: Assistant, transcript: Transcript):
+    transcript.append("4242", [{"role": "user", "content": "텔레그램에서"}, {"role": "assistant", "content": "네"}])
+    _, out, _ = run_chat(assistant, "/history", chat="4242")
+    assert "대화 4242" in out and cli.text("banner.continue", n=2) in out
+    assert "나: 텔레그램에서\nClaude: 네" in out
+
+
+def test_empty_history_and_slash_escape(assistant: Assistant, fake_model: FakeModel):
+    _, out, _ = run_chat(assistant, "/history", "//usr 는 무슨 폴더야?")
+    assert cli.text("history.empty") in out
+    assert fake_model.calls[0].last_user_text == "/usr 는 무슨 폴더야?"
+
+
+class RecordingStream(io.StringIO):
+    """Records every write and whether it was flushed before the next one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def write(self, s: str) -> int:
+        self.events.append(s)
+        return super().write(s)
+
+    def flush(self) -> None:
+        self.events.append("<flush>")
+        super().flush()
+
+
+def test_answer_is_printed_as_it_streams(assistant: Assistant, fake_model: FakeModel):
+    fake_model.chunk = 4
+    fake_model.queue("one two three four")
+    out = RecordingStream()
+    session = ChatSession(assistant, "local", out=out, err=io.StringIO())
+    session.run(stream_reader(io.StringIO("stream please\n")))
+    start = out.events.index("one ")
+    streamed = out.events[start : start + 10]
+    # each delta is written on its own and flushed at once, then the line is ended
+    assert streamed == ["one ", "<flush>", "two ", "<flush>", "thre", "<flush>", "e fo", "<flush>", "ur", "<flush>"]
+    assert out.events[start + 10] == "\n"
+
+
+def test_reset_archives_and_the_next_question_starts_fresh(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel
+):
+    rc, out, _ = run_chat(assistant, "/reset", "오래된 질문", "/reset", "새 질문", "/history")
+    assert rc == 0
+    archived = list((transcript.dir / "archive").glob("local.*.jsonl"))
+    assert len(archived) == 1
+    assert cli.text("reset.empty") in out  # the first /reset had nothing to archive
+    assert cli.text("reset.done", name=archived[0].name) in out
+    assert "오래된 질문" in archived[0].read_text(encoding="utf-8")
+    assert fake_model.calls[-1].messages == [{"role": "user", "content": "새 질문"}]
+    assert contents(transcript) == ["새 질문", "echo: 새 질문"]
+    assert out.rstrip().endswith("나: 새 질문\nClaude: echo: 새 질문")
+
+
+def test_retry_replaces_the_previous_answer(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    fake_model.queue("a1", "b1", "b2")
+    rc, out, _ = run_chat(assistant, "A", "B", "/retry", "C")
+    assert rc == 0
+    assert [m["content"] for m in fake_model.calls[2].messages] == ["A", "a1", "B"]  # re-sent without b1
+    assert [m["content"] for m in fake_model.calls[3].messages] == ["A", "a1", "B", "b2", "C"]
+    assert out.index(cli.text("retry.again")) < out.index("b2\n")
+    assert contents(transcript) == ["A", "a1", "B", "b1", "B", "b2", "C", "echo: C"]
+
+
+def test_retry_with_nothing_to_retry(assistant: Assistant, fake_model: FakeModel):
+    _, _, err = run_chat(assistant, "/retry")
+    assert bot_text("retry.nothing") in err
+    assert fake_model.calls == []
+
+
+def test_api_error_then_retry(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    seen_at_retry: list[bool] = []
+
+    def answer(system, messages):
+        seen_at_retry.append(transcript.exists("local"))
+        return "이번엔 됐어요."
+
+    fake_model.queue(ModelError("overloaded", "HTTP 529"), answer)
+    rc, out, err = run_chat(assistant, "잃어버리면 안 되는 질문", "/history", "/retry")
+    assert rc == 0
+    # one clear line, with the retry hint
+    assert err.splitlines() == [f"{error_text('overloaded')} {cli.text('retry.hint')}"]
+    # nothing was stored by the failure (checked by the model while the retry was sent)
+    assert seen_at_retry == [False]
+    assert cli.text("history.empty") in out
+    # /retry sent the same question, with no history, and stored exactly one pair
+    assert [c.messages for c in fake_model.calls] == [[{"role": "user", "content": "잃어버리면 안 되는 질문"}]] * 2
+    assert cli.text("retry.start", text="잃어버리면 안 되는 질문") in out
+    assert contents(transcript) == ["잃어버리면 안 되는 질문", "이번엔 됐어요."]
+
+
+def test_english_texts(assistant: Assistant, fake_model: FakeModel):
+    fake_model.queue(ModelError("auth"))
+    _, out, err = run_chat(assistant, "hello", "/summary", lang="en")
+    assert err.strip() == f"{error_text('auth', 'en')} {cli.text('retry.hint', 'en')}"
+    assert "API key" in err
+    assert "No summary yet" in out and "Claude terminal chat" in out
+
+
+@pytest.mark.parametrize(
+    ("env", "lang"),
+    [
+        ({}, "ko"),
+        ({"LANG": "ko_KR.UTF-8"}, "ko"),
+        ({"LANG": "en_US.UTF-8"}, "en"),
+        ({"LANG": "de_DE.UTF-8"}, "en"),
+        ({"LANG": "C.UTF-8"}, "ko"),
+        ({"LANG": "POSIX"}, "ko"),
+        ({"LC_ALL": "ko_KR.UTF-8", "LANG": "en_US.UTF-8"}, "ko"),
+        ({"LC_MESSAGES": "en_GB.UTF-8", "LANG": "ko_KR.UTF-8"}, "en"),
+    ],
+)
+def test_language_from_the_locale(env, lang):
+    assert env_lang(env) == lang
+
+
+def test_summary_is_shown_when_there_is_one(transcript: Transcript, fake_model: FakeModel):
+    class WithSummary(Assistant):
+        def summary(self, chat_id):
+            return "사용자의 자물쇠 번호는 4719."
+
+    _, out, _ = run_chat(WithSummary(transcript=transcript, model=fake_model), "/summary")
+    assert f"{cli.text('summary.header')}\n사용자의 자물쇠 번호는 4719." in out
+    assert cli.text("banner.summary") in out and cli.text("banner.new") not in out
+
+
+def test_a_failing_command_does_not_end_the_loop(transcript: Transcript, fake_model: FakeModel):
+    class Unreadable(Assistant):
+        def history(self, chat_id, **kw):
+            raise PermissionError("chats/local.jsonl")
+
+    rc, out, err = run_chat(Unreadable(transcript=transcript, model=fake_model), "/history", "/summary")
+    assert rc == 0
+    assert err.strip() == f"{error_text('internal')} (PermissionError)"
+    assert cli.text("summary.none") in out  # the next command still ran
+
+
+def test_an_unexpected_error_does_not_end_the_loop(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
+    fake_model.queue(RuntimeError("boom"))
+    rc, out, err = run_chat(assistant, "첫 질문", "두 번째")
+    assert rc == 0
+    assert err.strip() == f"{error_text('internal')} (RuntimeError)"
+    assert contents(transcript) == ["두 번째", "echo: 두 번째"]
+
+
+def test_maintain_runs_after_each_answer_was_printed(transcript: Transcript, fake_model: FakeModel):
+    out = io.StringIO()
+    seen: list[str] = []
+
+    class Watching(Assistant):
+        async def maintain(self, chat_id):
+            seen.append(out.getvalue())
+
+    session = ChatSession(Watching(transcript=transcript, model=fake_model), "local", out=out)
+    session.run(stream_reader(io.StringIO("q1\nq2\n")))
+    assert len(seen) == 2
+    assert seen[0].endswith("echo: q1\n") and seen[1].endswith("echo: q2\n")
+
+
+class SlowModel(FakeModel):
+    """The user presses Ctrl-C (a real SIGINT) while the first answer is on its way."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slow = True
+        self.cancelled = 0
+
+    async def complete(self, *, system, messages, max_tokens=None, on_text=None) -> Reply:
+        if self.slow:
+            self.slow = False
+            await on_text("부분 답…")
+            os.kill(os.getpid(), signal.SIGINT)
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        return await super().complete(system=system, messages=messages, max_tokens=max_tokens, on_text=on_text)
+
+
+def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
+    model = SlowModel()
+    started = time.monotonic()
+    rc, out, err = run_chat(
+        Assistant(transcript=transcript, model=model),
+        "느린 질문",
+        "/history",
+        "/retry",
+        catch_sigint=True,
+    )
+    assert time.monotonic() - started < 5
+    assert rc == 0 and model.cancelled == 1
+    assert err.strip() == cli.text("cancelled")
+    assert "부분 답…\n" in out  # the partial answer's line was ended
+    # nothing was stored by the cancelled answer; /retry sent the cancelled question again
+    assert out.index(cli.text("history.empty")) < out.index("echo: 느린 질문")
+    assert model.calls[-1].messages == [{"role": "user", "content": "느린 질문"}]
+    assert contents(transcript) == ["느린 질문", "echo: 느린 질문"]
+    # and Ctrl-C is back to Python's default once the answer is done
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_at_the_prompt_quits(assistant: Assistant, fake_model: FakeModel):
+    reads: list[str] = []
+
+    def read(prompt: str) -> str | None:
+        reads.append(prompt)
+        if len(reads) == 1:
+            return "하나"
+        raise KeyboardInterrupt
+
+    out = io.StringIO()
+    rc = ChatSession(assistant, "local", out=out, interactive=True).run(read)
+    assert rc == 0 and reads == [cli.PROMPT, cli.PROMPT]
+    assert len(fake_model.calls) == 1
+    assert out.getvalue().endswith(f"echo: 하나\n\n\n{cli.text('bye')}\n")
+
+
+# -- main(): argv, settings, the console script -------------------------------------------
+def console_script_main():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attr = scripts["assistant-chat"].partition(":")
+    return getattr(import_module(module), attr)
+
+
+def test_console_script_parses_sys_argv(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    main = console_script_main()
+    assert main is cli.main
+    monkeypatch.setattr(sys, "argv", ["assistant-chat", "--chat", "no spaces/please"])
+    assert main() == 2
+    assert "invalid chat id 'no spaces/please'" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["assistant-chat", "--help"])
+    assert main() == 0
+    usage = capsys.readouterr().out
+    assert usage.startswith("usage: assistant-chat") and "--chat ID" in usage and "--data-dir" in usage
+    assert main(["--no-such-option"]) == 2
+
+
+def test_main_needs_the_anthropic_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.chdir(tmp_path)  # no .env here
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    assert cli.main(["--chat", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ANTHROPIC_API_KEY is not set" in err and "TELEGRAM" not in err
+
+
+def test_main_runs_a_session_with_the_real_client(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fake_anthropic: FakeAnthropic,
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    monkeypatch.setenv("ANTHROPIC_MAX_RETRIES", "0")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    other = tmp_path / "elsewhere"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello from the keyboard\n/quit\n"))
+    monkeypatch.setattr(sys, "argv", ["assistant-chat", "--chat", "kbd", "--data-dir", str(other)])
+    assert cli.main() == 0
+    out = capsys.readouterr().out
+    assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
+    assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": "hello from the keyboard"}]
+    assert contents(Transcript(other), "kbd") == ["hello from the keyboard", "echo: hello from the keyboard"]
