@@ -30,10 +30,24 @@ def write_chat(transcript: Transcript, chat_id: str, messages: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         for i in range(messages // 2):
-            f.write(json.dumps({"role": "user", "content": f"질문 {i}: 오늘 일정 알려줘", "at": "2026-11-29T00:00:00+09:00"},
-                               ensure_ascii=False) + "\n")
-            f.write(json.dumps({"role": "assistant", "content": f"답 {i}: 오후 3시에 회의가 있어요.",
-                                "at": "2026-11-29T00:00:01+09:00"}, ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps(
+                    {"role": "user", "content": f"질문 {i}: 오늘 일정 알려줘", "at": "2026-11-29T00:00:00+09:00"},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+            f.write(
+                json.dumps(
+                    {
+                        "role": "assistant",
+                        "content": f"답 {i}: 오후 3시에 회의가 있어요.",
+                        "at": "2026-11-29T00:00:01+09:00",
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -70,11 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         naive_new = best_of(lambda: naive_history(transcript, "new"), args.repeat)
         naive_long = best_of(lambda: naive_history(transcript, "long"), 3)
     print(f"tail read   short chat {new * 1e6:9.1f} µs   long chat {long * 1e6:9.1f} µs   ratio {long / new:6.2f}x")
-    print(f"naive read  short chat {naive_new * 1e6:9.1f} µs   long chat {naive_long * 1e6:9.1f} µs   "
-          f"ratio {naive_long / naive_new:6.0f}x")
+    print(
+        f"naive read  short chat {naive_new * 1e6:9.1f} µs   long chat {naive_long * 1e6:9.1f} µs   "
+        f"ratio {naive_long / naive_new:6.0f}x"
+    )
     ok = long / new < 3.0
-    print("PASS: the long chat reads its window as fast as a new one" if ok
-          else "FAIL: the tail read grows with the chat")
+    print(
+        "PASS: the long chat reads its window as fast as a new one" if ok else "FAIL: the tail read grows with the chat"
+    )
     return 0 if ok else 1
 
 
