@@ -24,7 +24,7 @@ from bot.model import Model, ModelError, TextCallback, Usage
 from bot.prompt import build_system
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
-from memory.window import drop_superseded, recent_window
+from memory.window import content_text, drop_superseded, recent_window
 
 log = logging.getLogger(__name__)
 
@@ -184,13 +184,7 @@ class Assistant:
                 raise NothingToRetry
             last = stored[-2]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry")}
-            content = last["content"]
-            text = (
-                content
-                if isinstance(content, str)
-                else " ".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
-            )
-            q = Question(text, meta=meta)
+            q = Question(content_text(last["content"]), meta=meta)
             if restore is not None:
                 q = await restore(q)
             return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=True)

@@ -30,10 +30,11 @@ from typing import Any, TextIO, TypeVar
 
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.model import ModelError, TextCallback
-from bot.texts import error_text, lang_of
+from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
 from memory.files import ensure_private_dir
 from memory.transcript import InvalidChatId, check_chat_id
+from memory.window import content_text
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +121,7 @@ TEXTS: dict[str, dict[str, str]] = {
 
 def text(key: str, lang: str = "ko", **kwargs: Any) -> str:
     """A terminal text in ``lang`` (falls back to Korean), formatted with ``kwargs``."""
-    entry = TEXTS[key]
-    value = entry.get(lang) or entry["ko"]
-    return value.format(**kwargs) if kwargs else value
+    return lookup(TEXTS, key, lang, **kwargs)
 
 
 def env_lang(env: Mapping[str, str] | None = None) -> str:
@@ -141,16 +140,6 @@ def env_lang(env: Mapping[str, str] | None = None) -> str:
 
 class _Cancelled(Exception):
     """The user pressed Ctrl-C while an answer was on its way."""
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or []:
-        if isinstance(block, Mapping):
-            parts.append(str(block.get("text", "")) if block.get("type") == "text" else f"[{block.get('type')}]")
-    return " ".join(parts)
 
 
 class ChatSession:
@@ -335,7 +324,7 @@ class ChatSession:
         lines = [text("history.header", self.lang, n=len(messages))]
         for m in messages:
             who = text("role.user" if m.get("role") == "user" else "role.assistant", self.lang)
-            body = _content_text(m.get("content")).replace("\n", "\n    ")
+            body = content_text(m.get("content")).replace("\n", "\n    ")
             lines.append(f"{who}: {body}")
         self.say("\n".join(lines))
 

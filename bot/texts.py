@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 TEXTS: dict[str, dict[str, str]] = {
@@ -170,11 +171,16 @@ def lang_of(language_code: str | None) -> str:
     return "en"
 
 
-def t(key: str, lang: str = "ko", **kwargs: Any) -> str:
-    """The text ``key`` in ``lang`` (falls back to Korean), formatted with ``kwargs``."""
-    entry = TEXTS[key]
+def lookup(table: Mapping[str, Mapping[str, str]], key: str, lang: str = "ko", **kwargs: Any) -> str:
+    """The text ``key`` of ``table`` in ``lang`` (falls back to Korean), formatted with ``kwargs``."""
+    entry = table[key]
     text = entry.get(lang) or entry["ko"]
     return text.format(**kwargs) if kwargs else text
+
+
+def t(key: str, lang: str = "ko", **kwargs: Any) -> str:
+    """The bot's text ``key`` in ``lang`` (falls back to Korean), formatted with ``kwargs``."""
+    return lookup(TEXTS, key, lang, **kwargs)
 
 
 def error_text(kind: str, lang: str = "ko") -> str:

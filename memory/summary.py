@@ -44,7 +44,7 @@ from typing import Any
 
 from memory.files import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
 from memory.transcript import Entry, Transcript, check_chat_id
-from memory.window import content_chars, drop_superseded
+from memory.window import content_chars, content_text, drop_superseded
 
 log = logging.getLogger(__name__)
 
@@ -91,19 +91,6 @@ def estimate_tokens(text: str) -> int:
     wide = len(_WIDE.findall(text))
     other = len(text) - ascii_chars - wide
     return math.ceil(ascii_chars / 4 + wide + other / 2)
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content (image and other blocks as a short marker)."""
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif isinstance(block, Mapping):
-            parts.append(f"[{block.get('type', 'block')}]")
-    return "\n".join(parts)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,19 @@ def content_chars(content: Any) -> int:
     return total
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's content (image and other blocks as a short marker)."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, Mapping):
+            parts.append(f"[{block.get('type', 'block')}]")
+    return "\n".join(parts)
+
+
 def message_chars(message: Mapping[str, Any]) -> int:
     return content_chars(message.get("content"))
 

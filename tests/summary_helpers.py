@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.ask import Assistant
-from memory.summary import HEADINGS, Budget, content_text
+from memory.summary import HEADINGS, Budget
 from memory.transcript import Transcript
+from memory.window import content_text
 
 SummarizerScript = str | Exception | Callable[[str | None, list[dict[str, Any]]], str]
 

@@ -139,8 +139,9 @@ async def test_stats_counts_messages_and_tokens(assistant: Assistant, fake_model
     assert s["messages"] == 4 and s["input"] > 0 and s["output"] > 0
 
 
-async def test_a_failed_retry_still_replaces_the_old_answer(assistant: Assistant, transcript: Transcript,
-                                                           fake_model: FakeModel):
+async def test_a_failed_retry_still_replaces_the_old_answer(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel
+):
     fake_model.queue("a1", ModelError("overloaded"), "a2")
     await assistant.ask(1, "A")
     with pytest.raises(ModelError):

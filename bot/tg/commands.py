@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from bot.tg.groups import is_group
 from bot.tg.handlers import check_allowed, lang_for, reply, respond, services, target_for
 from bot.tg.render import Part, escape, html_to_text
 from bot.tg.send import send_part
+from memory.window import content_text
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +57,6 @@ async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     await send_part(context.bot, target_for(message), Part(html_text, html_to_text(html_text)))
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    texts = [str(b.get("text", "")) for b in content or [] if isinstance(b, Mapping) and b.get("type") == "text"]
-    return " ".join(texts)
-
-
 def _one_line(text: str, limit: int = HISTORY_ITEM_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -82,7 +75,7 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     lines = [t("history.header", lang, n=len(messages))]
     for i, m in enumerate(messages, 1):
         icon = "👤" if m.get("role") == "user" else "🤖"
-        lines.append(f"{i}. {icon} {_one_line(_content_text(m.get('content')))}")
+        lines.append(f"{i}. {icon} {_one_line(content_text(m.get('content')))}")
     if await asyncio.to_thread(assistant.summary, message.chat.id):
         lines.append(t("history.summary_note", lang))
     await reply(update, context, "\n".join(lines))
