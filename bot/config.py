@@ -110,7 +110,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
     if missing:
         raise ConfigError(
             f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
-            "put it in .env or the environment (see .env.example)"
+            f"put {'it' if len(missing) == 1 else 'them'} in .env or the environment (see .env.example)"
         )
     timezone = env.get("TIMEZONE", "").strip() or "Asia/Seoul"
     try:
