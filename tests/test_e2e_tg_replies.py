@@ -78,7 +78,7 @@ def test_refused_drafts_fall_back_to_edits_for_that_chat(
     start_bot(**FAST)
     answer = "오래된 서버에서도 " * 30
     for _ in range(2):
-        fake_anthropic.reply(Text(answer, chunk=20, chunk_delay=0.03))
+        fake_anthropic.reply(Text(answer, chunk=20, chunk_delay=0.1))  # ~1.4 s of writing: several preview intervals
     fake_telegram.send_text(CHAT, "첫 질문")
     fake_telegram.wait_for(lambda: fake_telegram.chat_view(CHAT) == [answer.strip()])
     assert len(ok_calls(fake_telegram, "editMessageText", CHAT)) >= 2  # streamed by editing
