@@ -32,6 +32,7 @@ class Settings:
     max_tokens: int = 4096
     anthropic_max_retries: int = 2
     anthropic_timeout: float = 120.0
+    stream_interval: float = 1.0  # seconds between two streamed previews of an answer in one chat
     # summary memory (memory/summary.py): when the unsummarized tail exceeds any trigger,
     # its oldest part is summarized and the newest SUMMARY_KEEP_MESSAGES stay verbatim
     summary_trigger_messages: int = 16
@@ -65,7 +66,7 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> i
     return value
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
+def _float(env: Mapping[str, str], name: str, default: float, minimum: float = 0.0) -> float:
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -75,6 +76,8 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
     if value <= 0:
         raise ConfigError(f"{name} must be positive, got {value}")
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
     return value
 
 
@@ -130,6 +133,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         max_tokens=_int(env, "MAX_TOKENS", 4096),
         anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
         anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
+        stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
         **_summary_settings(env),
     )
 

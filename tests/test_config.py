@@ -15,6 +15,8 @@ def test_defaults():
     assert s.timezone == "Asia/Seoul"
     assert (s.max_history_messages, s.max_history_chars) == (20, 8000)
     assert s.allowed_users == frozenset() and s.user_allowed(12345)
+    assert s.stream_interval == 1.0
+    assert load_settings({**BASE, "STREAM_INTERVAL": "0.25"}).stream_interval == 0.25
 
 
 def test_values_are_read():
@@ -47,6 +49,8 @@ def test_values_are_read():
         ({**BASE, "MAX_HISTORY_MESSAGES": "lots"}, "MAX_HISTORY_MESSAGES"),
         ({**BASE, "MAX_HISTORY_MESSAGES": "1"}, "at least 2"),
         ({**BASE, "TIMEZONE": "Mars/Olympus"}, "TIMEZONE"),
+        ({**BASE, "STREAM_INTERVAL": "fast"}, "STREAM_INTERVAL"),
+        ({**BASE, "STREAM_INTERVAL": "0.01"}, "at least 0.05"),
     ],
 )
 def test_bad_settings_name_the_problem(env, needle):

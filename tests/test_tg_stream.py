@@ -238,12 +238,3 @@ async def test_typing_is_kept_alive_until_the_block_ends():
     count = len(actions)
     await asyncio.sleep(0.1)
     assert 4 <= count <= 6 and len(actions) == count  # every 0.05 s, and stopped with the block
-
-
-def test_stream_interval_setting():
-    from bot.tg.app import stream_interval
-
-    assert stream_interval({}) == 1.0
-    assert stream_interval({"STREAM_INTERVAL": "0.25"}) == 0.25
-    assert stream_interval({"STREAM_INTERVAL": "fast"}) == 1.0
-    assert stream_interval({"STREAM_INTERVAL": "0"}) == 1.0

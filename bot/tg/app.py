@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
 
 from telegram import Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
@@ -25,20 +23,7 @@ def file_base_url(base_url: str) -> str:
     return base + "/file/bot"
 
 
-def stream_interval(env: Mapping[str, str]) -> float:
-    """Seconds between two previews of an answer in one chat (``STREAM_INTERVAL``, default 1)."""
-    raw = env.get("STREAM_INTERVAL", "").strip()
-    try:
-        value = float(raw) if raw else 1.0
-    except ValueError:
-        value = -1.0
-    if value < 0.05:
-        log.warning("STREAM_INTERVAL %r is not a number of seconds >= 0.05; using 1", raw)
-        return 1.0
-    return value
-
-
-def build_application(settings: Settings, assistant: Assistant, env: Mapping[str, str] | None = None) -> Application:
+def build_application(settings: Settings, assistant: Assistant) -> Application:
     """The PTB application with all handlers registered; nothing runs yet."""
 
     async def post_shutdown(app: Application) -> None:
@@ -58,7 +43,7 @@ def build_application(settings: Settings, assistant: Assistant, env: Mapping[str
         .build()
     )
     app.bot_data["services"] = handlers.Services(
-        settings=settings, assistant=assistant, stream_interval=stream_interval(os.environ if env is None else env)
+        settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     new = filters.UpdateType.MESSAGE  # edited messages are not answered again
     for names, callback in (
