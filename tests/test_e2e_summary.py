@@ -69,9 +69,15 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     bot2 = start_bot(**budget)
     fake_telegram.send_text(CHAT, "내 자물쇠 번호 뭐였지?")
     fake_telegram.wait_sent(CHAT, 42)
+    # what the user sees of the memory: /summary shows the code, /stats how much the summary covers
+    fake_telegram.send_text(CHAT, "/summary")
+    assert "4719" in fake_telegram.wait_visible(CHAT, 43)[-1]
+    fake_telegram.send_text(CHAT, "/stats")
+    covered = re.search(r"앞의 메시지 (\d+)개를 요약함", fake_telegram.wait_visible(CHAT, 44)[-1])
+    assert covered is not None and int(covered.group(1)) >= stored["covers"]
     assert bot2.stop() == 0
     chat_requests = [b for b in fake_anthropic.requests if not is_summary_request(b)]
-    assert len(chat_requests) == 42
+    assert len(chat_requests) == 42  # the commands never reached the model
     last = chat_requests[-1]
     assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
     # the code is in the summary system block, not among the verbatim messages
