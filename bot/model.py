@@ -31,7 +31,6 @@ class Usage:
             "cache_write": self.cache_write_tokens,
         }
 
-
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
@@ -99,12 +98,7 @@ class Model(Protocol):
         ...
 
 
-Script = (
-    str
-    | Reply
-    | Exception
-    | Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], "str | Reply"]
-)
+Script = str | Reply | Exception | Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], "str | Reply"]
 Validate = Callable[[dict[str, Any]], None]
 """Checks a request body as the real API would; raises ValueError with the API's message."""
 

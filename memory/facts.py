@@ -45,9 +45,10 @@ class FactError(ValueError):
     ``code`` names the reason: empty, too_long, too_many, unknown_id.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, limit: int = 0) -> None:
         super().__init__(message)
         self.code = code
+        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,7 @@ class FactStore:
                 "too_long",
                 f"the fact is {len(cleaned)} characters long; the limit is {self.max_chars}: "
                 "keep only the durable point",
+                limit=self.max_chars,
             )
         return cleaned
 
@@ -193,6 +195,7 @@ class FactStore:
                     "too_many",
                     f"there are already {len(facts)} facts (the limit is {self.max_facts}): "
                     "forget or replace an old one first",
+                    limit=self.max_facts,
                 )
             fact = Fact(str(next_id), cleaned, self._stamp(), dict(source or {}))
             self._write(chat_id, next_id + 1, [*facts, fact])

@@ -25,6 +25,7 @@ from memory.summary import (
     plan_eviction,
 )
 from memory.transcript import Transcript
+from tests.fakes.messages_rules import validate
 from tests.summary_helpers import FakeSummarizer, check_invariant, digit_facts, facts_of, memo, small_budget
 
 CHAT = 7
@@ -39,7 +40,7 @@ def turns(n: int, size: int = 10, start: int = 0) -> list[dict]:
 
 
 def make(transcript: Transcript, clock, summarizer: FakeSummarizer | None, **budget: int):
-    model = FakeModel()
+    model = FakeModel(validate=validate)
     a = Assistant(
         transcript=transcript,
         model=model,
