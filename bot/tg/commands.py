@@ -167,7 +167,10 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return replace(question, attachments=(photos.image_block(data, photos.media_type(data)),))
 
     async def ask(on_text: TextCallback) -> Answer:
-        _, answer = await assistant.retry(chat_id, on_text=on_text, restore=restore)
+        user = update.effective_user
+        _, answer = await assistant.retry(
+            chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None
+        )
         return answer
 
     await respond(update, context, ask)
