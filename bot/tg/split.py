@@ -6,6 +6,8 @@ emoji or another astral character counts twice.
 
 from __future__ import annotations
 
+import re
+
 TELEGRAM_LIMIT = 4096
 
 
@@ -22,6 +24,17 @@ def _prefix_within(text: str, limit: int) -> int:
         if units > limit:
             return i
     return len(text)
+
+
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
+
+
+def _after_cut(rest: str) -> str:
+    """The text after a cut: without the separator and blank lines, but with the indentation of its first line."""
+    if rest.startswith(" "):
+        return rest[1:]  # a cut at a space drops that space
+    m = _LEADING_BLANK_LINES.match(rest)
+    return rest[m.end() :] if m else rest
 
 
 def split_text(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
@@ -44,7 +57,7 @@ def split_text(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
             cut = -1
         if cut <= 0:
             cut = n
-        head, rest = rest[:cut].rstrip(), rest[cut:].lstrip("\n ")
+        head, rest = rest[:cut].rstrip(), _after_cut(rest[cut:])
         if head:
             parts.append(head)
     if rest.strip():
