@@ -1,11 +1,16 @@
 """A fake Anthropic Messages API: ``POST /v1/messages``, plain JSON or SSE streaming.
 
 Tests queue replies (``reply``/``fail``) and read ``requests`` to see exactly what
-the bot sent. With the queue empty it answers ``echo: <last user text>``.
+the bot sent. With the queue empty it answers ``echo: <last user text>``. Like the real
+API it refuses (400 ``invalid_request_error``) an image whose base64 text is over 5 MB,
+whose media type is not what its bytes are, or that cannot be decoded.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import threading
 import time
@@ -13,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from PIL import Image
 
 from tests.fakes.http import FakeHTTPServer
 
@@ -43,6 +50,64 @@ def last_user_text(body: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+# -- image blocks, checked like the real API ---------------------------------------------------
+
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024  # the limit applies to the base64 text, not the decoded bytes
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+)
+
+
+def _sniff(data: bytes) -> str | None:
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((media for magic, media in _MAGIC if data.startswith(magic)), None)
+
+
+def _image_error(where: str, source: dict[str, Any]) -> str | None:
+    """Why the API refuses one base64 image source, in its words; None if it is accepted."""
+    data = str(source.get("data", ""))
+    if len(data) > MAX_IMAGE_BASE64:
+        return f"{where}.base64: image exceeds 5 MB maximum: {len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
+    media = source.get("media_type")
+    if media not in ("image/jpeg", "image/png", "image/gif", "image/webp"):
+        return f"{where}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"{where}.base64.data: invalid base64 data"
+    actual = _sniff(raw)
+    if actual is not None and actual != media:
+        return (
+            f"{where}.base64.data: the image was specified using the {media} media type, "
+            f"but the image appears to be a {actual} image"
+        )
+    try:
+        with Image.open(io.BytesIO(raw)) as img:
+            img.load()
+    except Exception:
+        return "Could not process image"
+    return None
+
+
+def invalid_images(body: dict[str, Any]) -> Error | None:
+    """A 400 ``invalid_request_error`` for the first image block the real API would refuse, else None."""
+    for m, message in enumerate(body.get("messages") or []):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for c, block in enumerate(content):
+            source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+            if isinstance(source, dict) and source.get("type") == "base64":
+                error = _image_error(f"messages.{m}.content.{c}.image.source", source)
+                if error is not None:
+                    return Error(400, "invalid_request_error", error)
+    return None
 
 
 class FakeAnthropic(FakeHTTPServer):
@@ -80,10 +145,11 @@ class FakeAnthropic(FakeHTTPServer):
             self.respond(request, 404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
             return
         body = json.loads(body_raw)
+        refused = invalid_images(body)
         with self._cond:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in request.headers.items()})
-            item = self.script.pop(0) if self.script else self.default
+            item = refused or (self.script.pop(0) if self.script else self.default)  # a refusal keeps the script
             self._cond.notify_all()
         if callable(item):
             item = item(body)
