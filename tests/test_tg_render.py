@@ -243,3 +243,17 @@ def test_render_parts_empty_and_whitespace():
     assert render_parts("") == []
     assert render_parts("\n\n  \n") == []
     assert html_to_text(render("a &amp; <b>")) == "a &amp; <b>"
+
+
+def test_split_html_counts_only_what_telegram_shows():
+    html_text = "<b>ab</b> <code>c&amp;</code> " * 300  # 1,800 visible units in 9,000 characters
+    parts = split_html(html_text, 300)
+    assert len(parts) == 6  # 1800 / 300: tags and escapes cost nothing
+    assert all(visible_len(p) <= 300 for p in parts)
+    assert " ".join(visible(p) for p in parts).split() == visible(html_text).split()
+
+
+def test_split_html_keeps_at_most_max_entities_per_part():
+    html_text = "<b>x</b> " * 250
+    parts = split_html(html_text, 4000, max_entities=100)
+    assert [p.count("<b>") for p in parts] == [100, 100, 50]
