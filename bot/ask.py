@@ -1,12 +1,14 @@
-"""The ask() service: memory in, Claude, memory out. Front ends (Telegram, terminal) call it.
+"""The ask() service: memory in, Claude and its tools, memory out. Front ends (Telegram, terminal) call it.
 
 One object owns building the request from memory and writing the turn back:
-- the chat's rolling summary (memory/summary.py) goes into its own system block, and every
-  message after the point it covers is sent verbatim (read from the transcript's end);
-  the recent-window trimming is only a safety net for a tail that grew over budget
-  because summarizing failed;
-- a fresh time line is computed for every request (never cached);
-- the question and the answer are appended together, once, only after a successful reply;
+- the system prompt is laid out for caching (bot/prompt.py): persona and the chat's facts,
+  then the rolling summary, then a fresh time line that is never cached;
+- every message after the point the summary covers is sent verbatim as whole turns (read
+  from the transcript's end); the window's trimming is only a safety net;
+- the tool loop: when Claude asks for tools (remember, forget, …) they run and their results
+  go back, at most ``max_tool_rounds`` times per question, then Claude must answer;
+- the whole exchange (question, tool calls, tool results, answer) is appended as one turn,
+  once, only after a successful answer; a failure anywhere stores nothing;
 - compaction (``maintain``) runs after the reply was delivered, so the user never waits for it.
 """
 
@@ -14,21 +16,31 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.model import Model, ModelError, TextCallback, Usage
-from bot.prompt import build_system
+from bot.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.prompt import build_system, with_cache_breakpoint
+from bot.tools import Tool, Toolbox, ToolContext
+from bot.tools.facts import fact_tools
+from memory.content import api_content, content_text
+from memory.facts import Change, Fact, FactStore
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
-from memory.window import content_text, drop_superseded, recent_window
+from memory.turns import complete_turns, flatten, is_complete
+from memory.window import drop_superseded, recent_window
 
 log = logging.getLogger(__name__)
 
 ChatId = int | str
+
+MAX_TOOL_ROUNDS = 4
+"""Tool rounds per question; after that Claude must answer without tools."""
+
+NO_TOOLS = {"type": "none"}
 
 
 class NothingToRetry(Exception):
@@ -39,6 +51,8 @@ class NothingToRetry(Exception):
 class Answer:
     text: str
     usage: Usage = field(default_factory=Usage)
+    tool_rounds: int = 0
+    tool_calls: tuple[str, ...] = ()  # names of the tools that ran, in order
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,7 @@ def _iso(dt: datetime) -> str:
 
 
 def _api_message(m: Mapping[str, Any]) -> dict[str, Any]:
-    return {"role": m["role"], "content": m["content"]}
+    return {"role": m["role"], "content": api_content(m["content"])}
 
 
 class Assistant:
@@ -79,6 +93,9 @@ class Assistant:
         summary_budget: Budget | None = None,
         summarizer_name: str = "",
         summary_timeout: float = 300.0,
+        facts: FactStore | None = None,
+        tools: Sequence[Tool] = (),
+        max_tool_rounds: int = MAX_TOOL_ROUNDS,
     ) -> None:
         self.transcript = transcript
         self.model = model
@@ -87,6 +104,9 @@ class Assistant:
         self.max_chars = max_chars
         self.max_tokens = max_tokens
         self.now = now
+        self.max_tool_rounds = max_tool_rounds
+        self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
+        self.toolbox = Toolbox([*fact_tools(self.facts), *tools])
         self._locks: dict[str, asyncio.Lock] = {}
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
         # summarizer None: no compaction (a summary already on disk is still used)
@@ -112,10 +132,10 @@ class Assistant:
     def _unsummarized(self, chat_id: ChatId) -> tuple[Summary | None, list[dict[str, Any]]]:
         """The verified summary and the newest stored messages after what it covers.
 
-        Reads from the end of the transcript and never before the summary's offset; a
-        little slack beyond the window for lines dropped as superseded or orphaned.
+        Reads from the end of the transcript and never before the summary's offset; some
+        slack beyond the window for tool exchanges and lines dropped as superseded or torn.
         """
-        summary, entries = self.memory.unsummarized(chat_id, self.max_messages * 2 + 4)
+        summary, entries = self.memory.unsummarized(chat_id, self.max_messages * 3 + 4)
         return summary, [e.data for e in entries]
 
     def _tail(self, chat_id: ChatId) -> list[dict[str, Any]]:
@@ -123,9 +143,9 @@ class Assistant:
 
     def _window(self, stored: list[dict[str, Any]], drop_last_turn: bool) -> list[dict[str, Any]]:
         kept = drop_superseded(stored)
-        if drop_last_turn and len(kept) >= 2:
-            kept = kept[:-2]
-        # normally the whole unsummarized tail fits; this trims only when summarizing failed
+        if drop_last_turn:
+            kept = flatten(complete_turns(kept)[:-1])
+        # normally the whole unsummarized tail fits; this trims only when summarizing fell behind
         return recent_window(kept, self.max_messages, self.max_chars)
 
     def history(self, chat_id: ChatId, *, drop_last_turn: bool = False) -> list[dict[str, Any]]:
@@ -137,21 +157,46 @@ class Assistant:
         summary = self.memory.load(chat_id)
         return summary.text if summary else None
 
+    def question_content(self, question: Question) -> str | list[dict[str, Any]]:
+        """The new user message's content as sent: attachments first, then the text."""
+        if not question.attachments:
+            return question.text
+        return [*question.attachments, {"type": "text", "text": question.text or "(사진 / photo)"}]
+
     def build_request(
         self, chat_id: ChatId, question: Question, *, now: datetime, drop_last_turn: bool = False
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """(system blocks, messages) for one request: summary as a system block, then the tail verbatim."""
+        """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
+
+        Reads files: call it off the event loop.
+        """
         summary, stored = self._unsummarized(chat_id)
         history = [_api_message(m) for m in self._window(stored, drop_last_turn)]
-        content: str | list[dict[str, Any]] = question.text
-        if question.attachments:
-            content = [*question.attachments, {"type": "text", "text": question.text or "(사진 / photo)"}]
-        system = build_system(now, self.timezone, summary=summary.text if summary else None)
-        return system, [*history, {"role": "user", "content": content}]
+        system = build_system(
+            now, self.timezone, summary=summary.text if summary else None, facts=self.facts.list(chat_id)
+        )
+        return system, [*history, {"role": "user", "content": self.question_content(question)}]
+
+    # -- facts (the /memory, /remember and /forget commands) ----------------------------
+    def list_facts(self, chat_id: ChatId) -> list[Fact]:
+        return self.facts.list(chat_id)
+
+    def remember(self, chat_id: ChatId, text: str) -> Change:
+        """Add a fact the user gave with /remember; raises FactError with a reason."""
+        return self.facts.add(chat_id, text, source={"offset": self.transcript.size(chat_id), "via": "command"})
+
+    def forget(self, chat_id: ChatId, fact_id: str) -> Fact:
+        """Remove one fact (/forget <id>); raises FactError for an unknown id."""
+        return self.facts.forget(chat_id, fact_id)
+
+    def forget_all(self, chat_id: ChatId) -> Path | None:
+        """Put every fact aside (/forget all): the file is renamed into chats/archive/, never deleted."""
+        stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        return self.facts.archive(chat_id, stamp)
 
     # -- the service ---------------------------------------------------------------
     async def ask(self, chat_id: ChatId, question: Question | str, *, on_text: TextCallback | None = None) -> Answer:
-        """Answer ``question`` with the chat's memory and store the turn on success.
+        """Answer ``question`` with the chat's memory and tools; store the turn on success.
 
         Raises ModelError when the model fails; then nothing is stored and the
         question can be re-sent with ``retry``.
@@ -169,20 +214,20 @@ class Assistant:
     ) -> tuple[Question, Answer]:
         """Re-ask the last question: the failed one, or else the last answered one.
 
-        A re-asked answered question replaces the earlier answer in what is sent
-        next (the transcript keeps both). A stored question is rebuilt from its text
-        and stored fields; ``restore`` may add back what was not stored (e.g. a
-        front end downloads the photo again from its stored file id).
+        A re-asked answered question replaces the earlier turn in what is sent next (the
+        transcript keeps both). A stored question is rebuilt from its text and stored
+        fields; ``restore`` may add back what was not stored (e.g. a front end downloads
+        the photo again from its stored file id).
         """
         async with self.lock(chat_id):
             failed = self._failed.get(str(chat_id))
             if failed is not None:
                 question, was_retry = failed
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
-            stored = drop_superseded(self._tail(chat_id))
-            if len(stored) < 2 or stored[-1]["role"] != "assistant" or stored[-2]["role"] != "user":
+            turns = complete_turns(drop_superseded(await asyncio.to_thread(self._tail, chat_id)))
+            if not turns:
                 raise NothingToRetry
-            last = stored[-2]
+            last = turns[-1][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry")}
             q = Question(content_text(last["content"]), meta=meta)
             if restore is not None:
@@ -191,11 +236,9 @@ class Assistant:
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()
-        system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
         try:
-            reply = await self.model.complete(
-                system=system, messages=messages, max_tokens=self.max_tokens, on_text=on_text
-            )
+            system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
+            turn, answer = await self._run_tools_loop(chat_id, q, system, messages, offset, asked_at, on_text)
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)
@@ -203,15 +246,11 @@ class Assistant:
         user: dict[str, Any] = {"role": "user", "content": q.text, "at": _iso(asked_at), **q.meta}
         if retry:
             user["retry"] = True
-        answer: dict[str, Any] = {
-            "role": "assistant",
-            "content": reply.text,
-            "at": _iso(self.now()),
-            "model": reply.model or self.model.name,
-            "usage": reply.usage.as_dict(),
-        }
+        stored = [user, *turn]
+        if not is_complete(stored):  # never store what could not be sent back
+            raise RuntimeError(f"chat {chat_id}: refusing to store an incomplete turn")
         # one append of the whole turn, fsynced before the reply is shown
-        store = asyncio.ensure_future(asyncio.to_thread(self.transcript.append, chat_id, [user, answer]))
+        store = asyncio.ensure_future(asyncio.to_thread(self.transcript.append, chat_id, stored))
         try:
             await asyncio.shield(store)
         except asyncio.CancelledError:
@@ -222,7 +261,91 @@ class Assistant:
             if task is not None:
                 task.uncancel()
         self._failed.pop(str(chat_id), None)
-        return Answer(reply.text, reply.usage)
+        return answer
+
+    def _prepare(
+        self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+        """The request and the transcript offset where this turn will be stored (file reads: off the loop)."""
+        offset = self.transcript.size(chat_id)
+        system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
+        return system, messages, offset
+
+    async def _run_tools_loop(
+        self,
+        chat_id: ChatId,
+        q: Question,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        offset: int,
+        asked_at: datetime,
+        on_text: TextCallback | None,
+    ) -> tuple[list[dict[str, Any]], Answer]:
+        """Ask, run the tools Claude calls, and ask again until it answers.
+
+        Returns the messages to store after the question (tool rounds and the answer) and
+        the Answer (its text is everything the user was shown, in order).
+        """
+        schemas = self.toolbox.schemas()
+        ctx = ToolContext(str(chat_id), asked_at, {"offset": offset, "at": _iso(asked_at)}, dict(q.meta))
+        shown: list[str] = []
+        stored: list[dict[str, Any]] = []
+        total = Usage()
+        calls: list[str] = []
+        rounds = 0
+        separate = False  # text was shown before this round: start the next text on a new paragraph
+
+        async def feed(delta: str) -> None:
+            nonlocal separate
+            if on_text is None or not delta:
+                return
+            if separate:
+                separate = False
+                await on_text("\n\n")
+            await on_text(delta)
+
+        while True:
+            may_use_tools = rounds < self.max_tool_rounds
+            request = with_cache_breakpoint(messages) if rounds else messages
+            reply: Reply = await self.model.complete(
+                system=system,
+                messages=request,
+                max_tokens=self.max_tokens,
+                on_text=feed,
+                tools=schemas or None,
+                tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
+            )
+            total = total + reply.usage
+            text = reply.text.strip()
+            if text:
+                shown.append(text)
+                separate = True
+            record = {"at": _iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
+            tool_uses = reply.tool_calls if may_use_tools else []
+            if not tool_uses:
+                if not text:
+                    raise ModelError("empty", f"stop_reason={reply.stop_reason}")
+                stored.append({"role": "assistant", "content": text, **record})
+                break
+            rounds += 1
+            results: list[dict[str, Any]] = []
+            for use in tool_uses:
+                calls.append(str(use.get("name")))
+                result = await asyncio.to_thread(self.toolbox.run, str(use.get("name")), use.get("input"), ctx)
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": str(use.get("id")),
+                    "content": result.text,
+                }
+                if result.is_error:
+                    block["is_error"] = True
+                results.append(block)
+                log.info("chat %s: tool %s%s", chat_id, use.get("name"), " (error)" if result.is_error else "")
+            assistant_msg = {"role": "assistant", "content": api_content(reply.blocks), **record}
+            result_msg = {"role": "user", "content": results, "at": _iso(self.now())}
+            stored += [assistant_msg, result_msg]
+            messages = [*messages, _api_message(assistant_msg), _api_message(result_msg)]
+        return stored, Answer("\n\n".join(shown), total, rounds, tuple(calls))
 
     async def maintain(self, chat_id: ChatId) -> None:
         """Work done after a reply was delivered: compaction of the chat's older messages.
@@ -248,7 +371,8 @@ class Assistant:
     async def reset(self, chat_id: ChatId) -> str | None:
         """Start a fresh conversation: archive (rename) the transcript and its summary; nothing is deleted.
 
-        Returns the archive's file name, or None when there was nothing to archive.
+        Facts belong to the chat and stay. Returns the archive's file name, or None when
+        there was nothing to archive.
         """
         async with self.lock(chat_id):
             self._failed.pop(str(chat_id), None)
@@ -266,6 +390,7 @@ class Assistant:
             "cache_read": 0,
             "cache_write": 0,
             "summary_covers": summary.covers if summary else 0,
+            "facts": len(self.facts.list(chat_id)),
         }
         for entry in self.transcript.read(chat_id):
             totals["messages"] += 1

@@ -39,13 +39,21 @@ class ClaudeModel:
         messages: Sequence[dict[str, Any]],
         max_tokens: int | None = None,
         on_text: TextCallback | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
+        extra: dict[str, Any] = {}
+        if tools:
+            extra["tools"] = list(tools)
+        if tool_choice:
+            extra["tool_choice"] = dict(tool_choice)
         try:
             async with self.client.messages.stream(
                 model=self.name,
                 max_tokens=max_tokens or self.max_tokens,
                 system=list(system),  # type: ignore[arg-type]
                 messages=list(messages),  # type: ignore[arg-type]
+                **extra,
             ) as stream:
                 async for text in stream.text_stream:
                     if on_text is not None and text:
@@ -75,8 +83,11 @@ class ClaudeModel:
             raise ModelError("timeout", str(e) or type(e).__name__) from e
         except httpx2.HTTPError as e:
             raise ModelError("connection", str(e) or type(e).__name__) from e
-        text = "".join(b.text for b in final.content if getattr(b, "type", "") == "text").strip()
-        if not text:
+        blocks = [_block(b) for b in final.content]
+        blocks = [b for b in blocks if b is not None]
+        text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
+        calls = [b for b in blocks if b["type"] == "tool_use"]
+        if not text and not calls:
             raise ModelError("empty", f"stop_reason={final.stop_reason}")
         u = final.usage
         usage = Usage(
@@ -85,4 +96,15 @@ class ClaudeModel:
             cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
             cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
         )
-        return Reply(text, usage, final.model, final.stop_reason)
+        return Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
+
+
+def _block(block: Any) -> dict[str, Any] | None:
+    """A response content block as a plain dict to store and send back (text and tool_use only)."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return {"type": "text", "text": str(block.text)}
+    if kind == "tool_use":
+        value = block.input if isinstance(block.input, dict) else {}
+        return {"type": "tool_use", "id": str(block.id), "name": str(block.name), "input": value}
+    return None

@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from bot.ask import Answer, Assistant, NothingToRetry, Question
+from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import ModelError, TextCallback
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
+from memory.content import display_text
 from memory.files import ensure_private_dir
 from memory.transcript import InvalidChatId, check_chat_id
-from memory.window import content_text
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ DEFAULT_CHAT = "local"
 HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0600
 HISTORY_LENGTH = 1000
 PROMPT = "> "
-COMMANDS = ("/help", "/history", "/summary", "/reset", "/retry", "/quit")
+COMMANDS = ("/help", "/history", "/summary", "/memory", "/remember", "/forget", "/reset", "/retry", "/quit")
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
 Raises KeyboardInterrupt on Ctrl-C."""
@@ -71,6 +72,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "명령:\n"
         "  /history   다음 질문과 함께 보낼 최근 대화 보기\n"
         "  /summary   오래된 대화의 요약 보기\n"
+        "  /memory    기억하고 있는 사실 보기 (새 대화를 시작해도 남아요)\n"
+        "  /remember <내용>   사실 하나 기억시키기\n"
+        "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
@@ -79,6 +83,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Commands:\n"
         "  /history   show the recent conversation sent with the next question\n"
         "  /summary   show the summary of older conversation\n"
+        "  /memory    show the facts remembered about you (kept across /reset)\n"
+        "  /remember <text>   make the assistant remember a fact\n"
+        "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
@@ -276,6 +283,8 @@ class ChatSession:
             self.show_history()
         elif command == "/summary":
             self.show_summary()
+        elif command in ("/memory", "/remember", "/forget"):
+            await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":
@@ -316,6 +325,13 @@ class ChatSession:
         name = await self.assistant.reset(self.chat_id)
         self.say(text("reset.done", self.lang, name=name) if name else text("reset.empty", self.lang))
 
+    async def facts_command(self, command: str, argument: str) -> None:
+        """/memory, /remember <text>, /forget <n|all> — the same texts as in Telegram."""
+        run = {"/memory": lambda: memory_text(self.assistant, self.chat_id, self.lang)}
+        run["/remember"] = lambda: remember_text(self.assistant, self.chat_id, argument, self.lang)
+        run["/forget"] = lambda: forget_text(self.assistant, self.chat_id, argument, self.lang)
+        self.say(await asyncio.to_thread(run[command]))
+
     def show_history(self) -> None:
         messages = self.assistant.history(self.chat_id)
         if not messages:
@@ -324,7 +340,7 @@ class ChatSession:
         lines = [text("history.header", self.lang, n=len(messages))]
         for m in messages:
             who = text("role.user" if m.get("role") == "user" else "role.assistant", self.lang)
-            body = content_text(m.get("content")).replace("\n", "\n    ")
+            body = display_text(m.get("content")).replace("\n", "\n    ")
             lines.append(f"{who}: {body}")
         self.say("\n".join(lines))
 
@@ -475,8 +491,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /reset /retry /quit (also Ctrl-D, or Ctrl-C at the "
-        "prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
+        epilog="In the chat: /help /history /summary /memory /remember /forget /reset /retry /quit (also Ctrl-D, "
+        "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
         "LC_ALL/LC_MESSAGES/LANG names another language.",
     )

@@ -7,6 +7,7 @@ beside the interface it fakes: it answers from a queue and records what it was s
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,13 +31,42 @@ class Usage:
             "cache_write": self.cache_write_tokens,
         }
 
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
 
 @dataclass(frozen=True)
 class Reply:
+    """One model response. ``content`` holds its API content blocks (text and tool_use), in order."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     stop_reason: str | None = None
+    content: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def blocks(self) -> list[dict[str, Any]]:
+        """The content blocks (a plain text reply as one text block)."""
+        if self.content:
+            return [dict(b) for b in self.content]
+        return [{"type": "text", "text": self.text}] if self.text else []
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return [b for b in self.blocks if b.get("type") == "tool_use"]
+
+
+def tool_call(name: str, value: dict[str, Any], *, text: str = "", call_id: str | None = None) -> Reply:
+    """A scripted reply that asks for one tool (for FakeModel), optionally after some text."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks.append({"type": "tool_use", "id": call_id or f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": value})
+    return Reply(text, stop_reason="tool_use", content=tuple(blocks))
 
 
 class ModelError(Exception):
@@ -61,10 +91,16 @@ class Model(Protocol):
         messages: Sequence[dict[str, Any]],
         max_tokens: int | None = None,
         on_text: TextCallback | None = None,
-    ) -> Reply: ...
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
+    ) -> Reply:
+        """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks."""
+        ...
 
 
-Script = str | Exception | Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], str]
+Script = str | Reply | Exception | Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], "str | Reply"]
+Validate = Callable[[dict[str, Any]], None]
+"""Checks a request body as the real API would; raises ValueError with the API's message."""
 
 
 @dataclass
@@ -72,6 +108,8 @@ class Call:
     system: list[dict[str, Any]]
     messages: list[dict[str, Any]]
     max_tokens: int | None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_choice: dict[str, Any] | None = None
 
     @property
     def system_text(self) -> str:
@@ -88,17 +126,26 @@ class Call:
 class FakeModel:
     """A scripted model: each call takes the next item of ``responses``.
 
-    An item is the reply text, an exception to raise, or a function of
-    (system, messages) returning the text. With the queue empty it echoes.
-    ``calls`` records what every call was sent.
+    An item is the reply text, a ``Reply`` (e.g. ``tool_call(...)``), an exception to
+    raise, or a function of (system, messages) returning either. With the queue empty it
+    echoes. ``calls`` records what every call was sent. With ``validate`` every request is
+    first checked as the real API checks it (a bad one raises ModelError("bad_request")).
     """
 
-    def __init__(self, responses: Sequence[Script] = (), *, name: str = "fake-model", chunk: int = 8) -> None:
+    def __init__(
+        self,
+        responses: Sequence[Script] = (),
+        *,
+        name: str = "fake-model",
+        chunk: int = 8,
+        validate: Validate | None = None,
+    ) -> None:
         self.name = name
         self.responses: list[Script] = list(responses)
         self.calls: list[Call] = []
         self.chunk = chunk
         self.delay = 0.0
+        self.validate = validate
 
     def queue(self, *items: Script) -> None:
         self.responses.extend(items)
@@ -110,17 +157,39 @@ class FakeModel:
         messages: Sequence[dict[str, Any]],
         max_tokens: int | None = None,
         on_text: TextCallback | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
-        call = Call([dict(b) for b in system], [dict(m) for m in messages], max_tokens)
+        call = Call(
+            [dict(b) for b in system],
+            [dict(m) for m in messages],
+            max_tokens,
+            [dict(t) for t in tools or ()],
+            dict(tool_choice) if tool_choice else None,
+        )
         self.calls.append(call)
+        if self.validate is not None:
+            body: dict[str, Any] = {"system": call.system, "messages": call.messages, "max_tokens": max_tokens or 1}
+            if call.tools:
+                body["tools"] = call.tools
+            if call.tool_choice:
+                body["tool_choice"] = call.tool_choice
+            try:
+                self.validate(body)
+            except ValueError as e:
+                raise ModelError("bad_request", str(e)) from e
         if self.delay:
             await asyncio.sleep(self.delay)
         item: Script = self.responses.pop(0) if self.responses else f"echo: {call.last_user_text}"
         if isinstance(item, Exception):
             raise item
-        text = item(system, messages) if callable(item) else item
+        made = item(system, messages) if callable(item) else item
+        reply = made if isinstance(made, Reply) else Reply(made, stop_reason="end_turn")
+        if reply.tool_calls and (not call.tools or (call.tool_choice or {}).get("type") == "none"):
+            reply = Reply(f"echo: {call.last_user_text}", stop_reason="end_turn")  # tools not offered: answer
         if on_text is not None:
-            for i in range(0, len(text), self.chunk):
-                await on_text(text[i : i + self.chunk])
+            for i in range(0, len(reply.text), self.chunk):
+                await on_text(reply.text[i : i + self.chunk])
         chars = sum(len(str(m.get("content"))) for m in messages) + len(call.system_text)
-        return Reply(text, Usage(input_tokens=chars // 3, output_tokens=len(text) // 3), self.name, "end_turn")
+        usage = Usage(input_tokens=chars // 3, output_tokens=max(1, len(str(reply.blocks)) // 3))
+        return Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))

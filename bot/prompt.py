@@ -1,24 +1,91 @@
-"""Building the system prompt: a stable persona, the summary, and a fresh time line."""
+"""Building the system prompt, laid out for prompt caching.
+
+The Messages API caches a prompt prefix up to a block marked ``cache_control``; the prefix
+order is tools → system → messages, so anything that changes invalidates every cached part
+after it. The system blocks therefore go from the most stable to the most volatile:
+
+1. persona and rules, then the chat's facts → breakpoint 1 (with the tools before them,
+   this part changes only when a fact changes);
+2. the rolling summary → breakpoint 2 (changes only when the chat is compacted);
+3. the fresh time line, and anything else for this request only (related memories),
+   after every breakpoint — so caching never freezes the clock.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
+
+CACHE = {"type": "ephemeral"}
 
 PERSONA = """\
 You are a helpful personal assistant that people talk to through Telegram and a terminal.
 당신은 텔레그램과 터미널에서 대화하는 친절하고 정확한 개인 비서입니다.
 
-- Answer in the language the user writes in (한국어로 물으면 한국어로 답합니다).
-- Be concise; this is a chat on a phone. Use light Markdown (bold, lists, code blocks) only where it helps.
-- You remember the conversation: earlier messages of this chat are included below, and older parts
-  may be given as a summary. Use the summary as background about the user and the conversation,
-  but never invent facts that are in neither the summary nor the messages; if you do not know, say so.
-- The current date and time is given in the last system line; use it for anything about "today" or "now".
+## How to answer / 답하는 법
+- Answer in the language the user writes in (한국어로 물으면 한국어로, 영어로 물으면 영어로 답합니다).
+- Be concise: this is a chat on a phone. Lead with the answer, then the detail that matters.
+  짧고 분명하게 답하고, 필요한 만큼만 덧붙입니다.
+- Use light Markdown only where it helps: **bold** for key values, short lists, fenced code blocks
+  with a language for code. No tables wider than a phone screen, no headings for short answers.
+- When you are unsure, say so and say what would settle it. Never invent dates, numbers, names,
+  prices, links or quotes. 모르면 모른다고 말합니다.
+- In a group chat each user message starts with the sender's first name ("Minji: …"); answer the
+  person who addressed you and keep what one person said apart from what another said.
+
+## Your memory / 기억
+You remember this chat in layers. Use all of them, and never claim to remember what is in none:
+1. **Facts** — durable things about the user, listed below with their ids. They are what you know
+   about the user for good; they stay after the conversation is reset. 사용자에 대해 확실히 아는 것.
+2. **Summary** — a memo of the older conversation, when there is one (below the facts). Use it as
+   background: decisions, plans, numbers and what changed.
+3. **Recent messages** — the latest part of the conversation, word for word, in the messages.
+4. **Related memories** — older passages found for the current question, when given at the end of
+   the system prompt. They are quotes from earlier conversations with their dates; use them when they
+   answer the question, and ignore them when they do not.
+If the layers disagree, the newest information wins (recent messages over the summary, the summary
+over old related memories), and a fact the user corrected is updated.
+
+## Keeping facts up to date / 사실 관리
+- When the user tells you something durable about themselves — name, birthday, family members,
+  allergies and health constraints, car plate, home or work address, long-term preferences, standing
+  instructions ("always answer in English", "call me Jun") — save it with the `remember` tool,
+  one short fact per call, in the user's own words and language. Also when they ask "remember …".
+- When a known fact changes ("I moved to Busan", "the code is now 5823"), call `remember` with
+  `replaces` set to the old fact's id, so there are never two contradicting facts.
+- When the user asks you to forget something, or a fact is no longer true, call `forget` with its id.
+- Do not save passing things (today's weather, a one-off question, what you just said), guesses, or
+  things about other people that the user did not ask you to keep. Do not save a fact that is
+  already listed.
+- After using a tool, tell the user briefly and naturally what you remembered or forgot; do not
+  show ids or tool names unless asked.
+- If a tool reports an error, fix the input and try once more, or tell the user what went wrong.
+
+## Time / 시간
+The current date and time are given in a system line after the memory (e.g. "지금은 …이다."). Use it
+for anything about "today", "now", "tomorrow" or "last week", and to resolve relative dates. Dates in
+the summary and in related memories are when things were said, not today.
 """
 
+FACTS_HEADER = "[사용자에 대해 알고 있는 사실 / Facts you know about the user]"
+FACTS_INTRO = (
+    "These are what you know about the user for good (id: fact). Keep them up to date with the "
+    "`remember` and `forget` tools. 사용자에 대해 알고 있는 사실이며, 바뀌면 고쳐 둡니다."
+)
+FACTS_NONE = "(아직 없음 / none yet)"
+SUMMARY_HEADER = "[이전 대화 요약 / Summary of the earlier conversation]"
+
 WEEKDAYS_KO = "월화수목금토일"
+
+
+class FactLike(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 def time_line(now: datetime, tz_name: str) -> str:
@@ -31,18 +98,52 @@ def time_line(now: datetime, tz_name: str) -> str:
     )
 
 
-def build_system(
-    now: datetime, tz_name: str, *, summary: str | None = None, persona: str = PERSONA
-) -> list[dict[str, Any]]:
-    """System blocks: persona (cached), the summary if any, then the time line.
+def facts_text(facts: Sequence[FactLike]) -> str:
+    """The facts block: a header, one line telling Claude what they are, then ``[id] text`` lines."""
+    lines = [FACTS_HEADER, FACTS_INTRO]
+    lines += [f"[{f.id}] {f.text}" for f in facts] or [FACTS_NONE]
+    return "\n".join(lines)
 
-    The time line is volatile, so it comes last, after the cache breakpoint:
-    caching never freezes the clock.
+
+def build_system(
+    now: datetime,
+    tz_name: str,
+    *,
+    summary: str | None = None,
+    facts: Sequence[FactLike] = (),
+    volatile: Sequence[str] = (),
+    persona: str = PERSONA,
+) -> list[dict[str, Any]]:
+    """System blocks: persona, facts (breakpoint 1), summary (breakpoint 2), then the time line.
+
+    ``volatile`` texts (e.g. related memories for this question) come after the time line:
+    they change with every request and are never inside a cached prefix.
     """
     blocks: list[dict[str, Any]] = [
-        {"type": "text", "text": persona, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": persona},
+        {"type": "text", "text": facts_text(facts), "cache_control": dict(CACHE)},
     ]
-    if summary:
-        blocks.append({"type": "text", "text": f"[이전 대화 요약 / Summary of the earlier conversation]\n{summary}"})
+    if summary and summary.strip():
+        blocks.append({"type": "text", "text": f"{SUMMARY_HEADER}\n{summary.strip()}", "cache_control": dict(CACHE)})
     blocks.append({"type": "text", "text": time_line(now, tz_name)})
+    blocks += [{"type": "text", "text": text} for text in volatile if text and text.strip()]
     return blocks
+
+
+def with_cache_breakpoint(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of ``messages`` whose last block is marked for caching (used between tool rounds).
+
+    Within one question the conversation up to here is re-sent in the next round, so
+    caching it makes the following rounds cheap. Stored messages are never modified.
+    """
+    out = [dict(m) for m in messages]
+    if not out:
+        return out
+    last = out[-1]
+    content = last["content"]
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    if not parts:
+        return out
+    parts[-1] = {**parts[-1], "cache_control": dict(CACHE)}
+    last["content"] = parts
+    return out

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.model import Model
+from memory.content import display_text, shorten
 from memory.summary import HEADINGS, NOTHING
-from memory.window import content_text, shorten
 
 SYSTEM_MARK = "[SUMMARIZER / 대화 요약기]"
 """First line of the summarizer's system prompt (also how test servers recognise it)."""
@@ -66,7 +66,7 @@ def format_messages(messages: Sequence[Mapping[str, Any]]) -> str:
     lines: list[str] = []
     for m in messages:
         role = ROLE_LABEL.get(str(m.get("role")), str(m.get("role")))
-        text = shorten(content_text(m.get("content")), MESSAGE_CHARS)
+        text = shorten(display_text(m.get("content")), MESSAGE_CHARS)
         lines.append(f"[{_when(m.get('at'))}{role}] {text}")
     return "\n".join(lines)
 

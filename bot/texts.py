@@ -61,11 +61,15 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "안녕하세요! 저는 Claude 로 답하는 비서예요. 🧠\n\n"
         "<b>기억</b>: 이 채팅의 대화는 서버의 파일에 저장돼서, 봇이 다시 시작해도 지난 대화를 기억해요. "
         "최근 대화는 그대로, 오래된 대화는 요약으로 기억해요. 채팅마다 기억이 따로예요.\n"
+        "<b>사실</b>: 이름, 생일, 알레르기처럼 오래 갈 내용은 따로 기억해 두고, 새 대화를 시작해도 잊지 않아요.\n"
         "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
         "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
         "<b>명령어</b>\n"
         "/history — 다음 메시지와 함께 보낼 최근 대화\n"
         "/summary — 오래된 대화의 요약\n"
+        "/memory — 기억하고 있는 사실\n"
+        "/remember &lt;내용&gt; — 사실 하나 기억시키기\n"
+        "/forget &lt;번호&gt; — 사실 잊게 하기 (/forget all: 모두)\n"
         "/reset — 새 대화 시작 (이전 대화는 보관돼요, 지우지 않아요)\n"
         "/retry — 마지막 질문 다시 묻기\n"
         "/stats — 저장된 메시지와 사용한 토큰\n"
@@ -75,11 +79,16 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>Memory</b>: this chat is saved in files on the server, so I remember earlier conversations, "
         "even after a restart. Recent messages word for word, older ones as a summary. Every chat has "
         "its own memory.\n"
+        "<b>Facts</b>: durable things like your name, birthday or allergies are kept separately and stay even "
+        "after you start a fresh conversation.\n"
         "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
         "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
         "<b>Commands</b>\n"
         "/history — the recent messages sent along with your next one\n"
         "/summary — the summary of the older conversation\n"
+        "/memory — the facts I remember about you\n"
+        "/remember &lt;text&gt; — make me remember a fact\n"
+        "/forget &lt;number&gt; — make me forget a fact (/forget all: every one)\n"
         "/reset — start a fresh conversation (the old one is archived, not deleted)\n"
         "/retry — ask the last question again\n"
         "/stats — messages stored and tokens used\n"
@@ -94,6 +103,9 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.retry": {"ko": "마지막 질문 다시 묻기", "en": "Ask the last question again"},
     "cmd.stats": {"ko": "메시지 수와 사용한 토큰", "en": "Messages stored and tokens used"},
     "cmd.export": {"ko": "대화 기록 파일(.jsonl) 받기", "en": "Get the conversation as a .jsonl file"},
+    "cmd.memory": {"ko": "기억하고 있는 사실 보기", "en": "The facts I remember about you"},
+    "cmd.remember": {"ko": "사실 하나 기억시키기", "en": "Make me remember a fact"},
+    "cmd.forget": {"ko": "사실 잊게 하기 (번호 또는 all)", "en": "Make me forget a fact (number or all)"},
     # -- Telegram: command replies --
     "history.empty": {
         "ko": "아직 이 채팅에 저장된 대화가 없어요. 다음 메시지는 기억 없이 보내요.",
@@ -121,9 +133,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🆕 This is a fresh conversation; there was nothing to archive.",
     },
     "stats": {
-        "ko": "📊 이 채팅의 기록\n저장된 메시지: {messages}개\n요약: {summary}\n"
+        "ko": "📊 이 채팅의 기록\n저장된 메시지: {messages}개\n요약: {summary}\n기억하는 사실: {facts}개\n"
         "토큰: 입력 {input}, 출력 {output}, 캐시 읽기 {cache_read}, 캐시 쓰기 {cache_write}",
-        "en": "📊 This chat\nMessages stored: {messages}\nSummary: {summary}\n"
+        "en": "📊 This chat\nMessages stored: {messages}\nSummary: {summary}\nFacts remembered: {facts}\n"
         "Tokens: input {input}, output {output}, cache read {cache_read}, cache write {cache_write}",
     },
     "stats.covers": {"ko": "앞의 메시지 {n}개를 요약함", "en": "covers the first {n} messages"},
@@ -140,6 +152,54 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "대화 기록이 너무 커서 텔레그램으로 보낼 수 없어요. 서버의 {path} 파일에 있어요.",
         "en": "The transcript is too big to send through Telegram. It is in {path} on the server.",
     },
+    # -- facts: /memory, /remember, /forget (Telegram and terminal) --
+    "memory.empty": {
+        "ko": "🧠 아직 기억하고 있는 사실이 없어요.\n대화 중에 알려 주시면 제가 기억해 두고, "
+        "/remember <내용> 으로 직접 알려 줄 수도 있어요.",
+        "en": "🧠 I don't know any facts about you yet.\nTell me in the conversation and I'll keep them, "
+        "or use /remember <text>.",
+    },
+    "memory.header": {
+        "ko": "🧠 제가 기억하고 있는 사실 ({n}개, 대화를 새로 시작해도 남아요):",
+        "en": "🧠 What I remember about you ({n}, kept even after /reset):",
+    },
+    "memory.footer": {
+        "ko": "지우기: /forget <번호> · 모두 지우기: /forget all · 추가: /remember <내용>",
+        "en": "Remove one: /forget <number> · all: /forget all · add: /remember <text>",
+    },
+    "remember.usage": {
+        "ko": "기억할 내용을 함께 적어 주세요. 예: /remember 내 생일은 3월 14일",
+        "en": "Add what to remember, e.g. /remember My birthday is March 14",
+    },
+    "remember.done": {"ko": "🧠 기억했어요 ({id}번): {text}", "en": "🧠 Remembered (#{id}): {text}"},
+    "remember.known": {"ko": "이미 기억하고 있어요 ({id}번): {text}", "en": "I already know that (#{id}): {text}"},
+    "fact.empty": {"ko": "기억할 내용이 비어 있어요.", "en": "There is nothing to remember in that."},
+    "fact.too_long": {
+        "ko": "너무 길어요 (최대 {limit}자). 오래 기억할 핵심만 적어 주세요.",
+        "en": "That's too long (at most {limit} characters). Keep just the point worth remembering.",
+    },
+    "fact.too_many": {
+        "ko": "기억할 수 있는 사실이 가득 찼어요 ({limit}개). /memory 에서 보고 /forget 으로 정리해 주세요.",
+        "en": "My fact memory is full ({limit} facts). See /memory and remove some with /forget.",
+    },
+    "fact.unreadable": {
+        "ko": "사실 파일을 읽을 수 없어서 바꾸지 않았어요. 서버 관리자에게 알려 주세요.",
+        "en": "The facts file is unreadable, so nothing was changed. Please tell the bot's admin.",
+    },
+    "forget.usage": {
+        "ko": "지울 사실의 번호를 적어 주세요. 예: /forget 3 (번호는 /memory 에서), 모두: /forget all",
+        "en": "Give the number of the fact to remove, e.g. /forget 3 (numbers in /memory), or /forget all",
+    },
+    "forget.done": {"ko": "🗑 잊었어요 ({id}번): {text}", "en": "🗑 Forgotten (#{id}): {text}"},
+    "forget.unknown": {
+        "ko": "{id}번 사실은 없어요. /memory 로 목록을 보세요.",
+        "en": "There is no fact #{id}. /memory lists them.",
+    },
+    "forget.all": {
+        "ko": "🗑 기억하던 사실 {n}개를 모두 잊었어요. (파일은 지우지 않고 보관했어요: {name})",
+        "en": "🗑 Forgot all {n} facts. (The file was archived, not deleted: {name})",
+    },
+    "forget.all_empty": {"ko": "잊을 사실이 없어요.", "en": "There are no facts to forget."},
     "unknown_command": {
         "ko": "모르는 명령어예요. /help 로 쓸 수 있는 명령어를 볼 수 있어요.",
         "en": "Unknown command. /help lists the commands.",

@@ -1,7 +1,13 @@
-"""The verbatim recent window: the last turns, trimmed by count and by characters.
+"""The verbatim recent window: the newest whole turns, trimmed by count and by characters.
 
-The window always starts on a user turn, alternates roles and ends on an assistant
-turn, so that the next user question can be appended and the API accepts it.
+The window is made of complete turns (memory/turns.py), so it starts on a question, ends
+on an answer, and never separates a tool call from its result. Normally it holds the whole
+unsummarized tail; it trims only when summarizing fell behind.
+
+The newest turn is always kept whole up to a hard cap well above the budget (4x by
+default), so "fix line 250 of the script you just wrote" still sees the script. Older
+turns are added while they fit; the first one that does not fit is shortened into what
+is left of the budget (when enough is left), and everything older is left out.
 """
 
 from __future__ import annotations
@@ -9,132 +15,119 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-CUT_MARK = "\n…[중략 / trimmed]…\n"
+from memory.content import CUT_MARK, content_chars, content_text, shorten
+from memory.turns import Turn, complete_turns, drop_superseded_turns, flatten, split_turns
 
+__all__ = [
+    "CUT_MARK",
+    "HARD_CAP_FACTOR",
+    "content_chars",
+    "content_text",
+    "drop_superseded",
+    "fit_turn",
+    "message_chars",
+    "recent_window",
+    "shorten",
+]
 
-def content_chars(content: Any) -> int:
-    """Characters of a message's text (image blocks count a small constant)."""
-    if isinstance(content, str):
-        return len(content)
-    total = 0
-    for block in content or []:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            total += len(str(block.get("text", "")))
-        else:
-            total += 100
-    return total
+HARD_CAP_FACTOR = 4
+"""The newest turn is kept whole up to this many times the character budget."""
 
-
-def content_text(content: Any) -> str:
-    """The text of a message's content (image and other blocks as a short marker)."""
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif isinstance(block, Mapping):
-            parts.append(f"[{block.get('type', 'block')}]")
-    return "\n".join(parts)
+MIN_PARTIAL_CHARS = 400
+"""An older turn is shortened into the rest of the budget only if at least this much is left."""
 
 
 def message_chars(message: Mapping[str, Any]) -> int:
     return content_chars(message.get("content"))
 
 
-def shorten(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` characters by removing its middle."""
-    if len(text) <= limit:
-        return text
-    if limit <= len(CUT_MARK) + 2:
-        return text[:limit]
-    keep = limit - len(CUT_MARK)
-    head = keep * 2 // 3
-    return text[:head] + CUT_MARK + text[len(text) - (keep - head) :]
+def turn_chars(turn: Sequence[Mapping[str, Any]]) -> int:
+    return sum(message_chars(m) for m in turn)
 
 
 def drop_superseded(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Remove the turns that a later retry replaced.
+    """The messages without the turns that a later retry replaced (see memory/turns.py)."""
+    return flatten(drop_superseded_turns(split_turns(messages)))
 
-    A user message stored with ``"retry": true`` re-asks the question just before
-    it; the earlier question and its answer are then left out of what is sent.
-    Callers apply this before ``recent_window``.
-    """
-    out: list[Mapping[str, Any]] = []
-    for m in messages:
-        if (
-            m.get("role") == "user"
-            and m.get("retry")
-            and len(out) >= 2
-            and out[-1].get("role") == "assistant"
-            and out[-2].get("role") == "user"
-            and out[-2].get("content") == m.get("content")
-        ):
-            del out[-2:]
-        out.append(m)
+
+def _shorten_content(content: Any, limit: int) -> Any:
+    if isinstance(content, str):
+        return shorten(content, limit)
+    out: list[Any] = []
+    for b in content:
+        if isinstance(b, Mapping) and b.get("type") == "text":
+            out.append({**b, "text": shorten(str(b.get("text", "")), limit)})
+        elif isinstance(b, Mapping) and b.get("type") == "tool_result" and isinstance(b.get("content"), str):
+            out.append({**b, "content": shorten(str(b["content"]), limit)})
+        else:
+            out.append(b)
     return out
 
 
-def alternating(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Make ``messages`` alternate user/assistant, start on user and end on assistant.
+def _shares(sizes: Sequence[int], limit: int) -> list[int]:
+    """Split ``limit`` over messages of ``sizes``: small ones whole, the rest an equal share each."""
+    shares = [0] * len(sizes)
+    left, pending = limit, len(sizes)
+    for i in sorted(range(len(sizes)), key=lambda k: sizes[k]):
+        fair = max(1, left // pending)
+        shares[i] = min(sizes[i], fair)
+        left -= shares[i]
+        pending -= 1
+    return shares
 
-    Where two messages of one role follow each other (a turn lost to a torn line),
-    the later one is kept.
+
+def fit_turn(turn: Sequence[Mapping[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Shrink the texts of one turn to about ``limit`` characters together.
+
+    Short messages stay whole; the long ones share the rest equally (the question gets at
+    most a third) and lose the middles of their texts. Tool calls are kept as they are.
     """
+    sizes = [message_chars(m) for m in turn]
+    if len(turn) > 1 and sizes[0] > limit // 3:
+        shares = [limit // 3, *_shares(sizes[1:], limit - limit // 3)]
+    else:
+        shares = _shares(sizes, limit)
     out: list[dict[str, Any]] = []
-    for m in reversed(messages):
-        if not out:
-            if m.get("role") != "assistant":
-                continue  # an unanswered question at the end
-        elif m.get("role") == out[-1].get("role"):
-            continue
-        out.append(dict(m))
-    while out and out[-1].get("role") != "user":
-        out.pop()
-    out.reverse()
+    for m, size, share in zip(turn, sizes, shares, strict=True):
+        copy = dict(m)
+        if size > share:
+            copy["content"] = _shorten_content(m.get("content"), share)
+        out.append(copy)
     return out
 
 
-def recent_window(messages: Sequence[Mapping[str, Any]], max_messages: int, max_chars: int) -> list[dict[str, Any]]:
-    """The newest messages within ``max_messages`` and ``max_chars``.
+def recent_window(
+    messages: Sequence[Mapping[str, Any]],
+    max_messages: int,
+    max_chars: int,
+    *,
+    hard_cap: int | None = None,
+) -> list[dict[str, Any]]:
+    """The newest complete turns within ``max_messages`` and ``max_chars``, oldest first.
 
-    The result alternates roles, starts on a user turn and ends on an assistant turn.
-    If even the newest turn is larger than the character budget it is kept, with the
-    middle of its texts cut, so that the model always sees the last exchange.
+    The result starts on a question and ends on an answer. The newest turn is always kept
+    (whole up to ``hard_cap``, default 4x ``max_chars``, then its middles are cut), even
+    when it alone is over the budgets.
     """
-    turns = alternating(messages)
+    turns = complete_turns(messages)
     if max_messages < 2 or max_chars <= 0 or not turns:
         return []
-    kept: list[dict[str, Any]] = []
-    chars = 0
-    # walk back one turn (user + assistant) at a time so the window starts on a user turn
-    for i in range(len(turns) - 2, -1, -2):
-        pair = turns[i : i + 2]
-        size = sum(message_chars(m) for m in pair)
-        if len(kept) + 2 > max_messages:
+    cap = hard_cap if hard_cap is not None else HARD_CAP_FACTOR * max_chars
+    newest = turns[-1]
+    size = turn_chars(newest)
+    kept: list[Turn] = [fit_turn(newest, cap) if size > cap else [dict(m) for m in newest]]
+    count, chars = len(newest), min(size, cap)
+    for turn in reversed(turns[:-1]):
+        size = turn_chars(turn)
+        if count + len(turn) > max_messages:
             break
         if chars + size > max_chars:
-            if not kept:
-                kept = _fit_pair(pair, max_chars)
+            left = max_chars - chars
+            if left >= MIN_PARTIAL_CHARS:
+                kept.append(fit_turn(turn, left))
             break
-        kept[:0] = pair
+        kept.append([dict(m) for m in turn])
+        count += len(turn)
         chars += size
-    return kept
-
-
-def _fit_pair(pair: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
-    """Shrink the texts of one user/assistant pair to fit ``max_chars`` together."""
-    user, answer = (dict(m) for m in pair)
-    user_budget = min(message_chars(user), max_chars // 3)
-    for m, budget in ((user, user_budget), (answer, max_chars - user_budget)):
-        content = m["content"]
-        if isinstance(content, str):
-            m["content"] = shorten(content, budget)
-        else:
-            m["content"] = [
-                {**b, "text": shorten(str(b.get("text", "")), budget)}
-                if isinstance(b, Mapping) and b.get("type") == "text"
-                else b
-                for b in content
-            ]
-    return [user, answer]
+    kept.reverse()
+    return [dict(m) for m in flatten(kept)]

@@ -17,6 +17,7 @@ from bot.ask import Assistant
 from bot.model import FakeModel
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.messages_rules import validate
 from tests.fakes.telegram_server import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +60,8 @@ def transcript(data_dir: Path) -> Transcript:
 
 @pytest.fixture
 def fake_model() -> FakeModel:
-    return FakeModel()
+    """A scripted model that checks every request as the real API does (a bad one fails the call)."""
+    return FakeModel(validate=validate)
 
 
 @pytest.fixture

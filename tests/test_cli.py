@@ -261,7 +261,7 @@ class SlowModel(FakeModel):
         self.slow = True
         self.cancelled = 0
 
-    async def complete(self, *, system, messages, max_tokens=None, on_text=None) -> Reply:
+    async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None) -> Reply:
         if self.slow:
             self.slow = False
             await on_text("부분 답…")

@@ -81,7 +81,7 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     last = chat_requests[-1]
     assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
     # the code is in the summary system block, not among the verbatim messages
-    summary_block = last["system"][1]["text"]
+    summary_block = last["system"][2]["text"]
     assert summary_block.startswith("[이전 대화 요약") and "4719" in summary_block
     assert "4719" not in json.dumps(last["messages"], ensure_ascii=False)
     assert "(한국 시각)이다." in last["system"][-1]["text"]

@@ -11,7 +11,8 @@ import random
 
 from PIL import Image, ImageDraw
 
-from tests.fakes.anthropic_server import MAX_IMAGE_BASE64, FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.messages_rules import MAX_IMAGE_BASE64
 from tests.fakes.telegram_server import FakeTelegram
 
 CHAT = 9090

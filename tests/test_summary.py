@@ -25,6 +25,7 @@ from memory.summary import (
     plan_eviction,
 )
 from memory.transcript import Transcript
+from tests.fakes.messages_rules import validate
 from tests.summary_helpers import FakeSummarizer, check_invariant, digit_facts, facts_of, memo, small_budget
 
 CHAT = 7
@@ -39,7 +40,7 @@ def turns(n: int, size: int = 10, start: int = 0) -> list[dict]:
 
 
 def make(transcript: Transcript, clock, summarizer: FakeSummarizer | None, **budget: int):
-    model = FakeModel()
+    model = FakeModel(validate=validate)
     a = Assistant(
         transcript=transcript,
         model=model,
@@ -143,8 +144,10 @@ async def test_compaction_triggers_exactly_when_the_budget_is_exceeded(transcrip
     call = model.calls[-1]
     assert [m["content"] for m in call.messages] == ["q3", "echo: q3", "q4", "echo: q4", "q5"]
     assert call.messages[0]["role"] == "user"
-    assert call.system[1]["text"].startswith("[이전 대화 요약")
-    assert "cache_control" not in call.system[1] and call.system[-1]["text"].startswith("지금은")
+    assert call.system[2]["text"].startswith("[이전 대화 요약")
+    # the summary is its own cached block (breakpoint 2), before the uncached time line
+    assert call.system[2].get("cache_control") == {"type": "ephemeral"}
+    assert "cache_control" not in call.system[-1] and call.system[-1]["text"].startswith("지금은")
     assert a.stats(CHAT)["summary_covers"] == 6
     check_invariant(a, transcript, CHAT)
 
@@ -286,7 +289,8 @@ async def test_summary_over_the_cap_is_condensed(transcript, clock):
     assert text is not None and len(text) <= 600 and memo_problems(text) == []
     await a.ask(CHAT, "next")
     system = model.calls[-1].system
-    assert sum(len(b["text"]) for b in system[1:-1]) <= 600 + 60
+    summary_blocks = [b for b in system if b["text"].startswith("[이전 대화 요약")]
+    assert len(summary_blocks) == 1 and len(summary_blocks[0]["text"]) <= 600 + 60
 
 
 # -- crash safety ---------------------------------------------------------------------------------------

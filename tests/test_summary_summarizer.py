@@ -7,6 +7,7 @@ from bot.model import FakeModel
 from bot.summarizer import SYSTEM_MARK, Summarizer, format_messages
 from memory.summary import HEADINGS, Budget, memo_problems
 from memory.transcript import Transcript
+from tests.fakes.messages_rules import validate
 from tests.summary_helpers import memo
 
 EVICTED = [
@@ -21,7 +22,7 @@ EVICTED = [
 
 
 async def test_prompt_demands_the_fixed_headings_numbers_people_decisions_and_changes():
-    model = FakeModel([memo(["예산 150만 원"])], name="claude-haiku-test")
+    model = FakeModel([memo(["예산 150만 원"])], name="claude-haiku-test", validate=validate)
     s = Summarizer(model, max_chars=1800)
     text = await s(None, EVICTED)
     assert text == memo(["예산 150만 원"]) and s.name == "claude-haiku-test"
@@ -39,7 +40,7 @@ async def test_prompt_demands_the_fixed_headings_numbers_people_decisions_and_ch
 
 
 async def test_the_summarizer_receives_the_previous_summary_and_the_evicted_messages_as_text():
-    model = FakeModel()
+    model = FakeModel(validate=validate)
     previous = memo(["자전거 자물쇠 번호 4719"])
     await Summarizer(model)(previous, EVICTED)
     [call] = model.calls
@@ -55,7 +56,7 @@ async def test_the_summarizer_receives_the_previous_summary_and_the_evicted_mess
 
 
 async def test_first_summary_and_condense_requests():
-    model = FakeModel()
+    model = FakeModel(validate=validate)
     s = Summarizer(model, max_chars=900)
     await s(None, EVICTED[:1])
     first = model.calls[0].messages[0]["content"]
@@ -72,8 +73,8 @@ def test_long_messages_are_cut_in_the_middle():
 
 async def test_through_the_assistant_only_evicted_messages_reach_the_summarizer(tmp_path, clock):
     """The Assistant wired to the real Summarizer: what the summarizer model is sent, turn by turn."""
-    chat_model = FakeModel()
-    summary_model = FakeModel(name="sum-model")
+    chat_model = FakeModel(validate=validate)
+    summary_model = FakeModel(name="sum-model", validate=validate)
     memos = iter(memo([f"요약 {i}"]) for i in range(100))
     summary_model.queue(*[lambda system, messages: next(memos)] * 100)
     a = Assistant(

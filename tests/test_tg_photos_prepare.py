@@ -7,7 +7,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from bot.tg import photos
-from tests.fakes.anthropic_server import MAX_IMAGE_BASE64, invalid_images
+from tests.fakes.anthropic_server import check_images
+from tests.fakes.messages_rules import MAX_IMAGE_BASE64, InvalidRequest, validate
 
 
 def encode(img: Image.Image, fmt: str, **kw) -> bytes:
@@ -36,10 +37,23 @@ def decoded(data: bytes) -> Image.Image:
     return img
 
 
+def request_error(source: dict) -> str | None:
+    """What the fake Anthropic API (strict like the real one) answers to a request with this image."""
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": [{"type": "image", "source": source}]}],
+    }
+    try:
+        validate(body)
+        check_images(body)
+    except InvalidRequest as e:
+        return str(e)
+    return None
+
+
 def block_error(data: bytes, media: str) -> str | None:
-    """What the fake Anthropic API (strict like the real one) says about this image block."""
-    refused = invalid_images({"messages": [{"role": "user", "content": [photos.image_block(data, media)]}]})
-    return refused.message if refused else None
+    return request_error(photos.image_block(data, media)["source"])
 
 
 def test_the_limit_is_on_the_base64_text():
@@ -143,11 +157,8 @@ def test_the_fake_api_refuses_what_the_real_one_refuses():
     assert "appears to be a image/png image" in (block_error(ok, "image/jpeg") or "")
     assert block_error(b"junk bytes", "image/png") == "Could not process image"
     big = {"type": "base64", "media_type": "image/png", "data": "A" * (MAX_IMAGE_BASE64 + 524_288)}
-    refused = invalid_images({"messages": [{"role": "user", "content": [{"type": "image", "source": big}]}]})
-    assert refused is not None and refused.status == 400 and refused.type == "invalid_request_error"
-    assert refused.message == (
+    assert request_error(big) == (
         "messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: 5767168 bytes > 5242880 bytes"
     )
     at_limit = {"type": "base64", "media_type": "image/png", "data": "A" * MAX_IMAGE_BASE64}
-    refused = invalid_images({"messages": [{"role": "user", "content": [{"type": "image", "source": at_limit}]}]})
-    assert refused is not None and refused.message == "Could not process image"  # not "exceeds": the limit is allowed
+    assert request_error(at_limit) == "Could not process image"  # not "exceeds": the limit itself is allowed

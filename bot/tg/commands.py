@@ -1,4 +1,5 @@
-"""The bot's commands: /start, /help, /history, /summary, /reset, /retry, /stats, /export.
+"""The bot's commands: /start, /help, /history, /summary, /memory, /remember, /forget, /reset, /retry, /stats,
+/export.
 
 Commands that change memory (/reset, /retry) or read the whole file (/export) run
 under the chat's lock, after any turn in progress.
@@ -18,6 +19,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
 from bot.ask import Answer, Question
+from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import TextCallback
 from bot.texts import t
 from bot.tg import photos
@@ -25,11 +27,13 @@ from bot.tg.groups import is_group
 from bot.tg.handlers import check_allowed, lang_for, reply, respond, services, target_for
 from bot.tg.render import Part, escape, html_to_text
 from bot.tg.send import send_part
-from memory.window import content_text
+from memory.content import display_text
 
 log = logging.getLogger(__name__)
 
-MENU = ("help", "history", "summary", "reset", "retry", "stats", "export")  # in Telegram's menu, in this order
+MENU = (
+    "help", "history", "summary", "memory", "remember", "forget", "reset", "retry", "stats", "export",
+)  # in Telegram's menu, in this order  # fmt: skip
 HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
 EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
 
@@ -75,7 +79,7 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     lines = [t("history.header", lang, n=len(messages))]
     for i, m in enumerate(messages, 1):
         icon = "👤" if m.get("role") == "user" else "🤖"
-        lines.append(f"{i}. {icon} {_one_line(content_text(m.get('content')))}")
+        lines.append(f"{i}. {icon} {_one_line(display_text(m.get('content')))}")
     if await asyncio.to_thread(assistant.summary, message.chat.id):
         lines.append(t("history.summary_note", lang))
     await reply(update, context, "\n".join(lines))
@@ -92,6 +96,43 @@ async def summary_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         await reply(update, context, t("summary.none", lang))
         return
     await reply(update, context, f"{t('summary.header', lang)}\n\n{summary.strip()}")
+
+
+def _argument(update: Update) -> str:
+    """The text after the command (``/remember 내 생일은 3월 14일`` → ``내 생일은 3월 14일``)."""
+    message = update.effective_message
+    text = (message.text or "") if message is not None else ""
+    parts = text.split(maxsplit=1)
+    return parts[1] if len(parts) > 1 else ""
+
+
+async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/memory: the facts the assistant keeps about this chat, numbered."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    text = await asyncio.to_thread(memory_text, services(context).assistant, message.chat.id, lang_for(update))
+    await reply(update, context, text)
+
+
+async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/remember <text>: add a fact."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    assistant, lang = services(context).assistant, lang_for(update)
+    text = await asyncio.to_thread(remember_text, assistant, message.chat.id, _argument(update), lang)
+    await reply(update, context, text)
+
+
+async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/forget <n> removes a fact; /forget all puts them all aside (archived, never deleted)."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    assistant, lang = services(context).assistant, lang_for(update)
+    text = await asyncio.to_thread(forget_text, assistant, message.chat.id, _argument(update), lang)
+    await reply(update, context, text)
 
 
 async def reset_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -145,7 +186,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     stats = await asyncio.to_thread(services(context).assistant.stats, message.chat.id)
     covers = stats.get("summary_covers")
     summary = t("stats.covers", lang, n=_number(covers)) if covers else t("stats.no_summary", lang)
-    numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write")}
+    numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write", "facts")}
     await reply(update, context, t("stats", lang, summary=summary, **numbers))
 
 

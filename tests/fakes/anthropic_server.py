@@ -1,9 +1,15 @@
 """A fake Anthropic Messages API: ``POST /v1/messages``, plain JSON or SSE streaming.
 
-Tests queue replies (``reply``/``fail``) and read ``requests`` to see exactly what
-the bot sent. With the queue empty it answers ``echo: <last user text>``. Like the real
-API it refuses (400 ``invalid_request_error``) an image whose base64 text is over 5 MB,
-whose media type is not what its bytes are, or that cannot be decoded.
+Tests queue replies (``reply``/``fail``, ``ToolCalls`` for tool use) and read ``requests``
+to see exactly what the bot sent. With the queue empty it answers ``echo: <last user text>``.
+
+Strict like the real API: every request is validated first (tests/fakes/messages_rules.py:
+tool_use/tool_result pairing, empty text blocks, more than 4 cache breakpoints, …) and a bad
+one gets HTTP 400 ``invalid_request_error`` with the real wording; ``rejected`` lists those
+messages. Usage applies the prompt-caching rules (tests/fakes/prompt_cache.py): cache reads
+and writes are computed from the request's breakpoints, never made up. Image blocks are
+decoded too (``check_images``): a media type that is not what the bytes are, or bytes that
+are no image, get the API's 400 as well (the 5 MB base64 limit is in messages_rules).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -22,6 +28,8 @@ from typing import Any
 from PIL import Image
 
 from tests.fakes.http import FakeHTTPServer
+from tests.fakes.messages_rules import InvalidRequest, validate
+from tests.fakes.prompt_cache import PromptCache, estimate_tokens
 
 
 @dataclass
@@ -42,7 +50,22 @@ class Error:
     delay: float = 0.0
 
 
-Script = Text | Error | Callable[[dict[str, Any]], "Text | Error"]
+@dataclass
+class ToolCalls:
+    """A reply that asks for tools: optional text, then one tool_use block per (name, input).
+
+    Streamed as the real API does: ``content_block_start`` with an empty input, then the
+    input JSON in ``input_json_delta`` pieces; ``stop_reason`` is ``tool_use``.
+    """
+
+    calls: list[tuple[str, dict[str, Any]]]
+    text: str = ""
+    chunk: int = 20
+    delay: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+Script = Text | ToolCalls | Error | Callable[[dict[str, Any]], "Text | ToolCalls | Error"]
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -52,9 +75,18 @@ def last_user_text(body: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
-# -- image blocks, checked like the real API ---------------------------------------------------
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of the request's last message."""
+    content = body["messages"][-1]["content"]
+    return (
+        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
 
-MAX_IMAGE_BASE64 = 5 * 1024 * 1024  # the limit applies to the base64 text, not the decoded bytes
+
+# -- image blocks, decoded like the real API does ----------------------------------------------
+
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"GIF87a", "image/gif"),
@@ -69,16 +101,13 @@ def _sniff(data: bytes) -> str | None:
     return next((media for magic, media in _MAGIC if data.startswith(magic)), None)
 
 
-def _image_error(where: str, source: dict[str, Any]) -> str | None:
+def _image_error(where: str, source: Mapping[str, Any]) -> str | None:
     """Why the API refuses one base64 image source, in its words; None if it is accepted."""
-    data = str(source.get("data", ""))
-    if len(data) > MAX_IMAGE_BASE64:
-        return f"{where}.base64: image exceeds 5 MB maximum: {len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
     media = source.get("media_type")
     if media not in ("image/jpeg", "image/png", "image/gif", "image/webp"):
         return f"{where}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
     try:
-        raw = base64.b64decode(data, validate=True)
+        raw = base64.b64decode(str(source.get("data", "")), validate=True)
     except (binascii.Error, ValueError):
         return f"{where}.base64.data: invalid base64 data"
     actual = _sniff(raw)
@@ -95,24 +124,26 @@ def _image_error(where: str, source: dict[str, Any]) -> str | None:
     return None
 
 
-def invalid_images(body: dict[str, Any]) -> Error | None:
-    """A 400 ``invalid_request_error`` for the first image block the real API would refuse, else None."""
+def check_images(body: Mapping[str, Any]) -> None:
+    """Raise InvalidRequest for the first image block the real API could not read (after ``validate``)."""
     for m, message in enumerate(body.get("messages") or []):
-        content = message.get("content")
+        content = message.get("content") if isinstance(message, Mapping) else None
         if not isinstance(content, list):
             continue
         for c, block in enumerate(content):
-            source = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
-            if isinstance(source, dict) and source.get("type") == "base64":
+            source = block.get("source") if isinstance(block, Mapping) and block.get("type") == "image" else None
+            if isinstance(source, Mapping) and source.get("type") == "base64":
                 error = _image_error(f"messages.{m}.content.{c}.image.source", source)
                 if error is not None:
-                    return Error(400, "invalid_request_error", error)
-    return None
+                    raise InvalidRequest(error)
 
 
 class FakeAnthropic(FakeHTTPServer):
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
+        self.cache = PromptCache(clock)
+        self.rejected: list[str] = []  # the 400 messages of invalid requests
+        self._tool_ids = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.script: list[Script] = []
@@ -145,11 +176,22 @@ class FakeAnthropic(FakeHTTPServer):
             self.respond(request, 404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
             return
         body = json.loads(body_raw)
-        refused = invalid_images(body)
+        try:
+            validate(body)
+            check_images(body)
+        except InvalidRequest as e:
+            with self._cond:
+                self.requests.append(body)
+                self.headers.append({k.lower(): v for k, v in request.headers.items()})
+                self.rejected.append(str(e))
+                self._cond.notify_all()
+            payload = {"type": "error", "error": {"type": "invalid_request_error", "message": str(e)}}
+            self.respond(request, 400, json.dumps(payload).encode())
+            return
         with self._cond:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in request.headers.items()})
-            item = refused or (self.script.pop(0) if self.script else self.default)  # a refusal keeps the script
+            item = self.script.pop(0) if self.script else self.default
             self._cond.notify_all()
         if callable(item):
             item = item(body)
@@ -159,15 +201,20 @@ class FakeAnthropic(FakeHTTPServer):
             payload = {"type": "error", "error": {"type": item.type, "message": item.message}}
             self.respond(request, item.status, json.dumps(payload).encode(), headers=item.headers)
             return
-        usage = {"input_tokens": len(body_raw) // 4, "output_tokens": max(1, len(item.text) // 4)}
+        content, stop = self._content(item, body)
+        out_text = "".join(b.get("text", "") + json.dumps(b.get("input", "")) for b in content)
+        usage: dict[str, int] = {
+            **self.cache.apply(body).as_usage(),
+            "output_tokens": max(1, estimate_tokens(out_text)),
+        }
         usage.update(item.usage)
         message = {
             "id": f"msg_fake_{len(self.requests)}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "fake"),
-            "content": [{"type": "text", "text": item.text}],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": usage,
         }
@@ -176,7 +223,23 @@ class FakeAnthropic(FakeHTTPServer):
             return
         self._stream(request, message, item)
 
-    def _stream(self, request: BaseHTTPRequestHandler, message: dict[str, Any], item: Text) -> None:
+    def _content(self, item: Text | ToolCalls, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        if isinstance(item, Text):
+            return [{"type": "text", "text": item.text}], "end_turn"
+        offered = {t.get("name") for t in body.get("tools") or []}
+        if (body.get("tool_choice") or {}).get("type") == "none" or not offered:
+            # like the real model: no tools offered (or tool_choice none) means an answer in text
+            return [{"type": "text", "text": item.text or "(answered without tools)"}], "end_turn"
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": item.text}] if item.text else []
+        with self._lock:
+            for name, value in item.calls:
+                self._tool_ids += 1
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_fake{self._tool_ids:04d}", "name": name, "input": value}
+                )
+        return blocks, "tool_use"
+
+    def _stream(self, request: BaseHTTPRequestHandler, message: dict[str, Any], item: Text | ToolCalls) -> None:
         request.send_response(200)
         request.send_header("Content-Type", "text/event-stream")
         request.send_header("Cache-Control", "no-cache")
@@ -189,30 +252,34 @@ class FakeAnthropic(FakeHTTPServer):
             request.wfile.flush()
 
         start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+        chunk_delay = getattr(item, "chunk_delay", 0.0)
         try:
             event("message_start", {"type": "message_start", "message": start})
-            event(
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            )
-            text = item.text
-            for i in range(0, len(text), item.chunk):
-                if item.chunk_delay:
-                    time.sleep(item.chunk_delay)
-                event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": text[i : i + item.chunk]},
-                    },
-                )
-            event("content_block_stop", {"type": "content_block_stop", "index": 0})
+            for index, block in enumerate(message["content"]):
+                if block["type"] == "text":
+                    first = {"type": "text", "text": ""}
+                    kind, key, payload = "text_delta", "text", block["text"]
+                else:
+                    first = {**block, "input": {}}
+                    kind, key, payload = "input_json_delta", "partial_json", json.dumps(block["input"])
+                event("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
+                for i in range(0, len(payload), item.chunk):
+                    if chunk_delay:
+                        time.sleep(chunk_delay)
+                    event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": kind, key: payload[i : i + item.chunk]},
+                        },
+                    )
+                event("content_block_stop", {"type": "content_block_stop", "index": index})
             event(
                 "message_delta",
                 {
                     "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
                     "usage": {"output_tokens": message["usage"]["output_tokens"]},
                 },
             )

@@ -1,0 +1,60 @@
+"""/memory, /remember and /forget: the user's view of the chat's facts, shared by Telegram and the terminal.
+
+Each function does the work (file I/O: call it off the event loop) and returns the
+reply text in the user's language; bad input gets a clear text, never an exception.
+"""
+
+from __future__ import annotations
+
+from bot.ask import Assistant, ChatId
+from bot.texts import t
+from memory.facts import FactError, FactFileError
+
+
+def _fact_error(e: FactError | FactFileError, lang: str, fact_id: str = "") -> str:
+    if isinstance(e, FactFileError):
+        return t("fact.unreadable", lang)
+    if e.code == "unknown_id":
+        return t("forget.unknown", lang, id=fact_id)
+    return t(f"fact.{e.code}", lang, limit=e.limit)
+
+
+def memory_text(assistant: Assistant, chat_id: ChatId, lang: str) -> str:
+    """/memory: the facts, numbered by their ids."""
+    facts = assistant.list_facts(chat_id)
+    if not facts:
+        return t("memory.empty", lang)
+    lines = [t("memory.header", lang, n=len(facts))]
+    lines += [f"{f.id}. {f.text}" for f in facts]
+    lines += ["", t("memory.footer", lang)]
+    return "\n".join(lines)
+
+
+def remember_text(assistant: Assistant, chat_id: ChatId, argument: str, lang: str) -> str:
+    """/remember <text>: add one fact."""
+    if not argument.strip():
+        return t("remember.usage", lang)
+    try:
+        change = assistant.remember(chat_id, argument)
+    except (FactError, FactFileError) as e:
+        return _fact_error(e, lang)
+    key = "remember.known" if change.unchanged else "remember.done"
+    return t(key, lang, id=change.fact.id, text=change.fact.text)
+
+
+def forget_text(assistant: Assistant, chat_id: ChatId, argument: str, lang: str) -> str:
+    """/forget <id> removes one fact; /forget all archives them all (renamed, never deleted)."""
+    arg = argument.strip().lstrip("#")
+    if not arg:
+        return t("forget.usage", lang)
+    if arg.lower() in ("all", "전부", "모두"):
+        n = len(assistant.list_facts(chat_id))
+        path = assistant.forget_all(chat_id)
+        if path is None or n == 0:
+            return t("forget.all_empty", lang)
+        return t("forget.all", lang, n=n, name=path.name)
+    try:
+        fact = assistant.forget(chat_id, arg)
+    except (FactError, FactFileError) as e:
+        return _fact_error(e, lang, arg)
+    return t("forget.done", lang, id=fact.id, text=fact.text)

@@ -1,0 +1,82 @@
+"""The ``remember`` and ``forget`` tools: Claude keeps the chat's long-term facts up to date."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.tools import Tool, ToolContext, ToolResult
+from memory.facts import MAX_FACT_CHARS, MAX_FACTS, FactError, FactFileError, FactStore
+
+REMEMBER = "remember"
+FORGET = "forget"
+
+
+def fact_tools(store: FactStore) -> list[Tool]:
+    """``remember`` and ``forget`` over ``store``."""
+
+    def remember(ctx: ToolContext, value: Mapping[str, Any]) -> ToolResult:
+        text = value.get("text")
+        if not isinstance(text, str):
+            return ToolResult("'text' must be a string: the fact to remember", True)
+        replaces = value.get("replaces")
+        source = {**ctx.source, "via": "tool"}
+        try:
+            if replaces is not None and str(replaces).strip():
+                change = store.replace(ctx.chat_id, replaces, text, source=source)
+                assert change.previous is not None
+                return ToolResult(f'fact {change.fact.id} replaced: "{change.previous.text}" → "{change.fact.text}"')
+            change = store.add(ctx.chat_id, text, source=source)
+        except (FactError, FactFileError) as e:
+            return ToolResult(str(e), True)
+        if change.unchanged:
+            return ToolResult(f'already known as fact {change.fact.id}: "{change.fact.text}"')
+        return ToolResult(f'remembered as fact {change.fact.id}: "{change.fact.text}"')
+
+    def forget(ctx: ToolContext, value: Mapping[str, Any]) -> ToolResult:
+        fact_id = value.get("id")
+        if not isinstance(fact_id, str | int) or not str(fact_id).strip():
+            return ToolResult("'id' must be the id of a fact (as listed in the system prompt)", True)
+        try:
+            fact = store.forget(ctx.chat_id, fact_id)
+        except (FactError, FactFileError) as e:
+            return ToolResult(str(e), True)
+        return ToolResult(f'fact {fact.id} forgotten: "{fact.text}"')
+
+    return [
+        Tool(
+            REMEMBER,
+            "Save a durable fact about the user to long-term memory (their name, birthday, family, allergies, "
+            "car plate, addresses, preferences, standing instructions) so it is known in every future "
+            "conversation, even after the chat is reset. Save only what stays true for a long time and what "
+            "the user said or clearly confirmed; one short fact per call, in the user's language. When a known "
+            "fact changed, pass its id as 'replaces' instead of adding a second, contradicting fact. "
+            f"At most {MAX_FACT_CHARS} characters per fact and {MAX_FACTS} facts.",
+            {
+                "type": "object",
+                "properties": {
+                    "text": {
+                        "type": "string",
+                        "description": "The fact as one short sentence, e.g. '생일은 3월 14일' or 'Allergic to nuts'.",
+                    },
+                    "replaces": {
+                        "type": "string",
+                        "description": "The id of the known fact this one corrects or updates (optional).",
+                    },
+                },
+                "required": ["text"],
+            },
+            remember,
+        ),
+        Tool(
+            FORGET,
+            "Remove a fact from long-term memory, by its id, when the user asks you to forget it or it is no "
+            "longer true and there is nothing to replace it with.",
+            {
+                "type": "object",
+                "properties": {"id": {"type": "string", "description": "The id of the fact to remove."}},
+                "required": ["id"],
+            },
+            forget,
+        ),
+    ]

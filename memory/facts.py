@@ -1,0 +1,261 @@
+"""Long-term facts: the durable things about a user, kept per chat for good.
+
+File ``chats/<chat_id>.facts.json`` (atomic writes: temp file, fsync, rename; mode 0600)::
+
+    {"version": 1, "next_id": 4, "facts": [
+        {"id": "3", "text": "생일은 3월 14일", "at": "2026-11-29T23:05:00+09:00",
+         "source": {"offset": 1234, "via": "tool"}, "updated": "…"}]}
+
+Ids are short numbers as strings, never reused, so "fact 3" means the same fact for as
+long as it exists. A changed fact replaces the old one under the same id (never two
+contradicting versions). Facts belong to the chat, not to a conversation: /reset keeps
+them; /forget all renames the file into ``chats/archive/`` (nothing is deleted).
+
+Read-modify-write runs under an exclusive ``flock`` on ``<chat_id>.facts.lock``, so the
+Telegram bot and the terminal chat can change one chat's facts at the same time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import itertools
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.files import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
+from memory.transcript import check_chat_id
+
+log = logging.getLogger(__name__)
+
+FACTS_VERSION = 1
+MAX_FACTS = 100
+MAX_FACT_CHARS = 500
+
+
+class FactError(ValueError):
+    """A fact cannot be added, replaced or forgotten; the message says why (shown to Claude or the user).
+
+    ``code`` names the reason: empty, too_long, too_many, unknown_id.
+    """
+
+    def __init__(self, code: str, message: str, *, limit: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    text: str
+    at: str
+    source: dict[str, Any] = field(default_factory=dict)
+    updated: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "text": self.text, "at": self.at, "source": dict(self.source)}
+        if self.updated:
+            out["updated"] = self.updated
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Fact | None:
+        if not isinstance(data, Mapping):
+            return None
+        fid, text = data.get("id"), data.get("text")
+        if not isinstance(fid, str) or not fid or not isinstance(text, str) or not text.strip():
+            return None
+        source = data.get("source")
+        return cls(
+            id=fid,
+            text=text,
+            at=str(data.get("at", "")),
+            source=dict(source) if isinstance(source, Mapping) else {},
+            updated=str(data.get("updated", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one change did: the fact now stored (or removed) and the one it replaced."""
+
+    fact: Fact
+    previous: Fact | None = None
+    unchanged: bool = False  # the same fact was already known
+
+
+def clean_text(text: Any) -> str:
+    """A fact's text on one line, without surrounding or repeated whitespace."""
+    return " ".join(str(text or "").split())
+
+
+class FactStore:
+    """Per-chat fact files under ``<data_dir>/chats``."""
+
+    def __init__(
+        self,
+        data_dir: Path | str,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        max_facts: int = MAX_FACTS,
+        max_chars: int = MAX_FACT_CHARS,
+    ) -> None:
+        self.root = Path(data_dir)
+        self.dir = self.root / "chats"
+        self.now = now
+        self.max_facts = max_facts
+        self.max_chars = max_chars
+
+    def path(self, chat_id: int | str) -> Path:
+        return self.dir / f"{check_chat_id(chat_id)}.facts.json"
+
+    def lock_path(self, chat_id: int | str) -> Path:
+        return self.dir / f"{check_chat_id(chat_id)}.facts.lock"
+
+    # -- reading ---------------------------------------------------------------------
+    def _read(self, chat_id: int | str) -> tuple[int, list[Fact]]:
+        path = self.path(chat_id)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return 1, []
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            log.warning("facts %s are unreadable: ignored until fixed (the file is left as it is)", path.name)
+            raise FactFileError(path) from None
+        facts = [f for f in (Fact.from_json(x) for x in data.get("facts", [])) if f is not None]
+        numbers = [int(f.id) for f in facts if f.id.isdigit()]
+        next_id = data.get("next_id")
+        if not isinstance(next_id, int) or next_id <= max(numbers, default=0):
+            next_id = max(numbers, default=0) + 1
+        return next_id, facts
+
+    def list(self, chat_id: int | str) -> list[Fact]:
+        """The chat's facts in the order they were learned (an unreadable file reads as none)."""
+        try:
+            return self._read(chat_id)[1]
+        except FactFileError:
+            return []
+
+    # -- writing ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _locked(self, chat_id: int | str) -> Iterator[None]:
+        ensure_private_dir(self.root)
+        ensure_private_dir(self.dir)
+        fd = os.open(self.lock_path(chat_id), os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _write(self, chat_id: int | str, next_id: int, facts: list[Fact]) -> None:
+        atomic_write_json(
+            self.path(chat_id),
+            {"version": FACTS_VERSION, "next_id": next_id, "facts": [f.to_json() for f in facts]},
+        )
+
+    def _stamp(self) -> str:
+        return self.now().astimezone().isoformat(timespec="seconds")
+
+    def _checked(self, text: Any) -> str:
+        cleaned = clean_text(text)
+        if not cleaned:
+            raise FactError("empty", "the fact is empty: give its text")
+        if len(cleaned) > self.max_chars:
+            raise FactError(
+                "too_long",
+                f"the fact is {len(cleaned)} characters long; the limit is {self.max_chars}: "
+                "keep only the durable point",
+                limit=self.max_chars,
+            )
+        return cleaned
+
+    def add(self, chat_id: int | str, text: Any, *, source: Mapping[str, Any] | None = None) -> Change:
+        """Store a new fact; FactError when it is empty, too long or there are too many."""
+        cleaned = self._checked(text)
+        with self._locked(chat_id):
+            next_id, facts = self._read(chat_id)
+            same = next((f for f in facts if f.text == cleaned), None)
+            if same is not None:
+                return Change(same, unchanged=True)
+            if len(facts) >= self.max_facts:
+                raise FactError(
+                    "too_many",
+                    f"there are already {len(facts)} facts (the limit is {self.max_facts}): "
+                    "forget or replace an old one first",
+                    limit=self.max_facts,
+                )
+            fact = Fact(str(next_id), cleaned, self._stamp(), dict(source or {}))
+            self._write(chat_id, next_id + 1, [*facts, fact])
+            return Change(fact)
+
+    def replace(
+        self, chat_id: int | str, fact_id: Any, text: Any, *, source: Mapping[str, Any] | None = None
+    ) -> Change:
+        """Replace fact ``fact_id`` with ``text`` (same id); FactError for an unknown id or bad text."""
+        cleaned = self._checked(text)
+        key = str(fact_id).strip()
+        with self._locked(chat_id):
+            next_id, facts = self._read(chat_id)
+            index = next((i for i, f in enumerate(facts) if f.id == key), None)
+            if index is None:
+                raise FactError("unknown_id", _unknown(key, facts))
+            old = facts[index]
+            new = Fact(old.id, cleaned, old.at, dict(source or old.source), updated=self._stamp())
+            facts[index] = new
+            self._write(chat_id, next_id, facts)
+            return Change(new, old)
+
+    def forget(self, chat_id: int | str, fact_id: Any) -> Fact:
+        """Remove fact ``fact_id`` and return it; FactError for an unknown id."""
+        key = str(fact_id).strip()
+        with self._locked(chat_id):
+            next_id, facts = self._read(chat_id)
+            found = next((f for f in facts if f.id == key), None)
+            if found is None:
+                raise FactError("unknown_id", _unknown(key, facts))
+            self._write(chat_id, next_id, [f for f in facts if f.id != key])
+            return found
+
+    def archive(self, chat_id: int | str, stamp: str) -> Path | None:
+        """Rename the facts file into ``chats/archive/`` (forget all); None when there are no facts."""
+        with self._locked(chat_id):
+            path = self.path(chat_id)
+            if not path.exists():
+                return None
+            target_dir = ensure_private_dir(self.dir / "archive")
+            stem = f"{check_chat_id(chat_id)}.{stamp}"
+            target = target_dir / f"{stem}.facts.json"
+            for n in itertools.count(2):
+                if not target.exists():
+                    break
+                target = target_dir / f"{stem}-{n}.facts.json"
+            os.rename(path, target)
+            fsync_dir(self.dir)
+            fsync_dir(target_dir)
+            return target
+
+
+class FactFileError(OSError):
+    """The facts file exists but cannot be parsed; it is never overwritten automatically."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path.name} is not valid JSON: fix or move it (nothing was changed)")
+        self.path = path
+
+
+def _unknown(key: str, facts: list[Fact]) -> str:
+    known = ", ".join(f.id for f in facts) or "none"
+    return f"there is no fact with id {key!r} (known ids: {known})"

@@ -1,0 +1,129 @@
+"""The facts store: ids, limits, replace, forget, archive, concurrent writers, an unreadable file."""
+
+import json
+import multiprocessing
+import os
+import stat
+
+import pytest
+
+from memory.facts import MAX_FACT_CHARS, FactError, FactFileError, FactStore
+
+
+@pytest.fixture
+def store(data_dir, clock) -> FactStore:
+    return FactStore(data_dir, now=clock)
+
+
+def test_add_lists_in_order_with_stable_ids(store, data_dir, clock):
+    a = store.add(1, "  생일은   3월 14일 ", source={"offset": 0})
+    b = store.add(1, "땅콩 알레르기가 있다")
+    assert (a.fact.id, a.fact.text) == ("1", "생일은 3월 14일")  # whitespace tidied
+    assert [f.id for f in store.list(1)] == ["1", "2"] and b.fact.id == "2"
+    assert a.fact.source == {"offset": 0}
+    assert a.fact.at == clock().astimezone().isoformat(timespec="seconds")
+    path = data_dir / "chats" / "1.facts.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text())["facts"][1]["text"] == "땅콩 알레르기가 있다"
+
+
+def test_ids_are_never_reused(store):
+    for text in ("a", "b", "c"):
+        store.add(1, text)
+    store.forget(1, "3")
+    assert store.add(1, "d").fact.id == "4"
+    store.forget(1, "4")
+    store.forget(1, "2")
+    assert store.add(1, "e").fact.id == "5"
+
+
+def test_a_known_fact_is_not_added_twice(store):
+    store.add(1, "차 번호 12가 3456")
+    again = store.add(1, "차 번호  12가 3456")
+    assert again.unchanged and again.fact.id == "1" and len(store.list(1)) == 1
+
+
+def test_replace_keeps_the_id_and_leaves_no_contradiction(store):
+    store.add(1, "자물쇠 번호 4719")
+    store.add(1, "서울에 산다")
+    change = store.replace(1, "1", "자물쇠 번호 5823")
+    assert change.previous is not None and change.previous.text == "자물쇠 번호 4719"
+    texts = [f.text for f in store.list(1)]
+    assert texts == ["자물쇠 번호 5823", "서울에 산다"] and not any("4719" in t for t in texts)
+    assert store.list(1)[0].updated
+
+
+@pytest.mark.parametrize(
+    ("call", "code"),
+    [
+        (lambda s: s.add(1, "   "), "empty"),
+        (lambda s: s.add(1, "x" * (MAX_FACT_CHARS + 1)), "too_long"),
+        (lambda s: s.replace(1, "9", "new"), "unknown_id"),
+        (lambda s: s.forget(1, "9"), "unknown_id"),
+    ],
+)
+def test_bad_changes_raise_with_a_reason_and_change_nothing(store, call, code):
+    store.add(1, "keep me")
+    before = store.path(1).read_bytes()
+    with pytest.raises(FactError) as e:
+        call(store)
+    assert e.value.code == code and str(e.value)
+    assert store.path(1).read_bytes() == before
+
+
+def test_the_number_of_facts_is_capped(data_dir, clock):
+    store = FactStore(data_dir, now=clock, max_facts=3)
+    for i in range(3):
+        store.add(1, f"fact {i}")
+    with pytest.raises(FactError) as e:
+        store.add(1, "one too many")
+    assert e.value.code == "too_many" and e.value.limit == 3
+
+
+def test_facts_are_per_chat(store):
+    store.add(1, "chat one")
+    store.add(2, "chat two")
+    assert [f.text for f in store.list(1)] == ["chat one"]
+    assert [f.text for f in store.list(2)] == ["chat two"]
+
+
+def test_archive_renames_and_never_deletes(store, data_dir):
+    store.add(1, "a")
+    store.add(1, "b")
+    original = store.path(1).read_bytes()
+    target = store.archive(1, "20261129T140500Z")
+    assert target is not None and target.parent == data_dir / "chats" / "archive"
+    assert target.read_bytes() == original and not store.path(1).exists()
+    assert store.list(1) == [] and store.archive(1, "x") is None
+    store.add(1, "c")
+    second = store.archive(1, "20261129T140500Z")  # the same stamp twice: a second name, nothing lost
+    assert second is not None and second != target and target.exists()
+
+
+def test_an_unreadable_file_is_never_overwritten(store):
+    store.add(1, "a")
+    store.path(1).write_text("{not json")
+    assert store.list(1) == []
+    with pytest.raises(FactFileError):
+        store.add(1, "b")
+    assert store.path(1).read_text() == "{not json"
+
+
+def _add_many(data_dir: str, prefix: str, n: int) -> None:
+    store = FactStore(data_dir)
+    for i in range(n):
+        store.add(1, f"{prefix}-{i}")
+
+
+def test_two_processes_adding_at_once_lose_nothing(data_dir):
+    os.makedirs(data_dir, exist_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_add_many, args=(str(data_dir), p, 25)) for p in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    facts = FactStore(data_dir).list(1)
+    assert sorted(f.text for f in facts) == sorted(f"{p}-{i}" for p in "ab" for i in range(25))
+    assert len({f.id for f in facts}) == 50
