@@ -191,20 +191,30 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def answer_image(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str, default: str
+    update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str
 ) -> None:
-    """Download an image, send it to Claude with its caption; store only the caption and the file_id."""
+    """Download an image, send it to Claude with its caption; store only the caption and the file_id.
+
+    An image that cannot go to Claude (over Telegram's download limit, too many pixels,
+    unreadable) gets a clear reply before any model call, and nothing is stored.
+    """
     lang = lang_for(update)
     try:
-        data = await photos.download(context.bot, file_id, size)
+        block = await photos.fetch_block(context.bot, file_id, size)
     except photos.PhotoTooBig:
-        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_BYTES // (1024 * 1024)))
+        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+        return
+    except photos.TooManyPixels:
+        await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
+        return
+    except photos.UnreadableImage as e:
+        log.info("could not read an image (%s)", e)
+        await reply(update, context, t("photo.unreadable", lang))
         return
     except TelegramError as e:
         log.warning("could not download a photo: %s", e)
         await reply(update, context, t("photo.failed", lang))
         return
-    block = photos.image_block(data, photos.media_type(data, default))
     question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
     await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
@@ -217,7 +227,7 @@ async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if message is None or caption is None or not message.photo:
         return
     size = photos.pick_size(message.photo)
-    await answer_image(update, context, size.file_id, size.file_size, caption, "image/jpeg")
+    await answer_image(update, context, size.file_id, size.file_size, caption)
 
 
 async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -228,7 +238,7 @@ async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         return
     doc = message.document
     if doc.mime_type in photos.IMAGE_TYPES:
-        await answer_image(update, context, doc.file_id, doc.file_size, caption, doc.mime_type or "image/jpeg")
+        await answer_image(update, context, doc.file_id, doc.file_size, caption)
         return
     await reply(update, context, t("document.unsupported", lang_for(update)))
 
