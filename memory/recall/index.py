@@ -86,7 +86,10 @@ class Hit:
 class RecallIndex:
     """The recall index of every chat under ``data_dir`` (``data_dir/recall.sqlite3``)."""
 
-    def __init__(self, data_dir: Path | str, *, path: Path | None = None) -> None:
+    def __init__(
+        self, data_dir: Path | str, *, path: Path | None = None, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS
+    ) -> None:
+        self.weights = weights
         self.data_dir = Path(data_dir)
         self.chats_dir = self.data_dir / "chats"
         self.path = path or self.data_dir / DB_NAME
@@ -185,7 +188,7 @@ class RecallIndex:
                 stats[name] = os.stat(path)
         known = file_rows(conn, row.id)
         if set(known) == set(stats) and all(
-            (st.st_dev, st.st_ino) == (known[n].dev, known[n].ino) and st.st_size == known[n].seen
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (known[n].dev, known[n].ino, known[n].seen, known[n].mtime)
             for n, st in stats.items()
         ):
             return 0
@@ -208,19 +211,29 @@ class RecallIndex:
         Files that are gone are forgotten (their turns leave the index).
         """
         with write_transaction(conn):
-            known = file_rows(conn, chat.id)
+            rows = list(file_rows(conn, chat.id).values())
+            by_name = {r.name: r for r in rows}
             by_inode = {(st.st_dev, st.st_ino): n for n, st in stats.items()}
-            for name, r in known.items():
-                now = by_inode.get((r.dev, r.ino))
-                if now == name:
+            gone: set[int] = set()
+            for r in rows:
+                if r.id in gone:
                     continue
-                if now is not None and (now not in known or (known[now].dev, known[now].ino) != (r.dev, r.ino)):
-                    if now in known:
-                        forget_file(conn, chat, known[now].id)
-                    conn.execute("UPDATE files SET name=? WHERE id=?", (now, r.id))
-                    known[now] = r
-                elif name not in stats or (stats[name].st_dev, stats[name].st_ino) != (r.dev, r.ino):
-                    forget_file(conn, chat, r.id)
+                now = by_inode.get((r.dev, r.ino))
+                if now == r.name:
+                    continue
+                if now is None:
+                    forget_file(conn, chat, r.id)  # deleted, or replaced by another file
+                    gone.add(r.id)
+                    continue
+                occupant = by_name.get(now)
+                if occupant is not None and occupant is not r:
+                    forget_file(conn, chat, occupant.id)
+                    gone.add(occupant.id)
+                conn.execute("UPDATE files SET name=? WHERE id=?", (now, r.id))
+                if by_name.get(r.name) is r:
+                    del by_name[r.name]
+                by_name[now] = r
+                r.name = now
 
     # -- searching --------------------------------------------------------
     def search(
@@ -254,7 +267,7 @@ class RecallIndex:
         files = {r.id: r for r in file_rows(conn, row.id).values()}
         live = next((r.id for r in files.values() if r.name == ""), None)
         exclude = (live, before) if before is not None and live is not None else None
-        turns = ranking.rank(conn, row, query, limit, exclude_from=exclude, today=today)
+        turns = ranking.rank(conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights)
 
         def hit(t: ranking.Turn, context: tuple[Hit, ...] = ()) -> Hit:
             name = files[t.file].name if t.file in files else ""

@@ -6,12 +6,12 @@
    the turns of those days.
 2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
    (``own``), computed here from their text so that all turns are scored on one scale.
-3. A turn's final score adds what surrounds it, because a question and its answer are spread
+3. A turn's final score (``Weights``) adds what surrounds it, because a question and its answer are spread
    over an exchange and a topic over a session:
-   ``own + NEIGHBOUR * best own of the turns next to it in its session
-        + SESSION * best own of the other turns of its session``,
-   then multiplied by ``1 + DATE_BOOST`` when its day is one the query names, by
-   ``1 + SPEAKER_BOOST`` when the query names who said it, and by ``1 + RECENCY * r`` where ``r``
+   ``own + neighbour * best own of the turns next to it in its session
+        + session * best own of the other turns of its session``,
+   then multiplied by ``1 + date`` when its day is one the query names, by
+   ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first.
 
@@ -37,11 +37,25 @@ CANDIDATES = 200  # turns fetched from FTS5 by BM25
 EXPAND = 40  # best candidates whose neighbours are fetched
 POSTINGS_BUDGET = 200_000  # most postings read by the FTS5 query; common terms beyond it only re-score
 DATE_CANDIDATES = 300
-NEIGHBOUR = 0.5
-SESSION = 0.15
-DATE_BOOST = 1.0
-SPEAKER_BOOST = 0.1
-RECENCY = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """How much each signal adds to a turn's own BM25 score (see the module docstring)."""
+
+    neighbour: float = 0.5
+    session: float = 0.15
+    date: float = 1.0
+    speaker: float = 0.1
+    recency: float = 0.05
+
+    @classmethod
+    def bm25(cls) -> Weights:
+        """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
+        return cls(neighbour=0.0, session=0.0, date=0.0, speaker=0.0, recency=0.0)
+
+
+DEFAULT_WEIGHTS = Weights()
 _COLUMNS = "id, file, line, offset, ts, day, at, role, name, session, dead, content"
 
 
@@ -203,6 +217,7 @@ def rank(
     *,
     exclude_from: tuple[int, int] | None = None,
     today: date | None = None,
+    weights: Weights = DEFAULT_WEIGHTS,
 ) -> list[Turn]:
     """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off)."""
     if limit <= 0 or chat.docs <= 0:
@@ -225,7 +240,7 @@ def rank(
     best = sorted(pool.values(), key=lambda t: t.own, reverse=True)[:EXPAND]
     for t in _attach_neighbours(conn, best, pool):
         _bm25(t, q, avgdl)
-    _score(pool, q)
+    _score(pool, q, weights)
     out = [
         t
         for t in pool.values()
@@ -237,7 +252,7 @@ def rank(
     return out[:limit]
 
 
-def _score(pool: dict[int, Turn], q: Query) -> None:
+def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
         session_best.setdefault(t.session, []).append(t.own)
@@ -250,12 +265,12 @@ def _score(pool: dict[int, Turn], q: Query) -> None:
         neighbour = max(near, default=0.0)
         best = session_best[t.session]
         other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
-        score = t.own + NEIGHBOUR * neighbour + SESSION * other
-        if q.ranges and any(r.contains(t.day) for r in q.ranges):
-            score = (score + 0.01) * (1 + DATE_BOOST)  # a turn of a named day counts even without a word
+        score = t.own + w.neighbour * neighbour + w.session * other
+        if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
+            score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
         if q.speakers and t.name and t.name.casefold() in q.speakers:
-            score *= 1 + SPEAKER_BOOST
+            score *= 1 + w.speaker
         stamp = t.ts if t.ts is not None else float(t.id)
         if hi > lo:
-            score *= 1 + RECENCY * (stamp - lo) / (hi - lo)
+            score *= 1 + w.recency * (stamp - lo) / (hi - lo)
         t.score = score

@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS files(
     ino INTEGER NOT NULL,
     done INTEGER NOT NULL DEFAULT 0,
     seen INTEGER NOT NULL DEFAULT 0,
+    mtime INTEGER NOT NULL DEFAULT 0,
     lines INTEGER NOT NULL DEFAULT 0,
     head TEXT NOT NULL DEFAULT '',
     tail TEXT NOT NULL DEFAULT '',
@@ -119,6 +120,7 @@ class FileRow:
     ino: int
     done: int
     seen: int
+    mtime: int
     lines: int
     head: str
     tail: str
@@ -210,7 +212,7 @@ def chat_row(conn: sqlite3.Connection, chat: str, *, create: bool) -> ChatRow | 
 
 def file_rows(conn: sqlite3.Connection, chat_id: int) -> dict[str, FileRow]:
     rows = conn.execute(
-        "SELECT id, name, dev, ino, done, seen, lines, head, tail FROM files WHERE chat=?", (chat_id,)
+        "SELECT id, name, dev, ino, done, seen, mtime, lines, head, tail FROM files WHERE chat=?", (chat_id,)
     ).fetchall()
     return {r[1]: FileRow(*r) for r in rows}
 
@@ -311,16 +313,18 @@ def index_file(conn: sqlite3.Connection, chat: ChatRow, name: str, path: Path, s
                     "INSERT INTO files(chat, name, dev, ino) VALUES(?, ?, ?, ?)",
                     (chat.id, name, st.st_dev, st.st_ino),
                 )
-                row = FileRow(int(cur.lastrowid or 0), name, st.st_dev, st.st_ino, 0, 0, 0, "", "")
-            if row.done >= size or row.seen == size:
+                row = FileRow(int(cur.lastrowid or 0), name, st.st_dev, st.st_ino, 0, 0, 0, 0, "", "")
+            if row.seen == size and row.mtime == st.st_mtime_ns:
                 return added
-            n, more = _index_batch(conn, chat, row, path, size)
+            n, more = _index_batch(conn, chat, row, path, size, st.st_mtime_ns)
             added += n
         if not more:
             return added
 
 
-def _index_batch(conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int) -> tuple[int, bool]:
+def _index_batch(
+    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int, mtime: int
+) -> tuple[int, bool]:
     """Index up to BATCH_LINES complete lines from ``row.done``; return (turns added, more to do)."""
     last = conn.execute(
         "SELECT id, role, content, ts, session, dead FROM turns WHERE file=? AND dead=0 ORDER BY line DESC LIMIT 2",
@@ -384,7 +388,7 @@ def _index_batch(conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Pa
             next_id += 1
         tail = _tail(f, pos)
     if pos == row.done:
-        conn.execute("UPDATE files SET seen=? WHERE id=?", (size, row.id))
+        conn.execute("UPDATE files SET seen=?, mtime=? WHERE id=?", (size, mtime, row.id))
         return 0, False
     head = row.head or _head(path)
     conn.executemany(
@@ -398,8 +402,8 @@ def _index_batch(conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Pa
     if speakers:
         conn.executemany("INSERT OR IGNORE INTO speakers(chat, name) VALUES(?, ?)", ((chat.id, s) for s in speakers))
     conn.execute(
-        "UPDATE files SET done=?, seen=?, lines=?, head=?, tail=? WHERE id=?",
-        (pos, size if not more else pos, lines, head, tail, row.id),
+        "UPDATE files SET done=?, seen=?, mtime=?, lines=?, head=?, tail=? WHERE id=?",
+        (pos, size if not more else pos, mtime, lines, head, tail, row.id),
     )
     conn.execute("UPDATE chats SET docs=docs+?, terms=terms+? WHERE id=?", (len(turn_rows), terms_total, chat.id))
     return len(turn_rows), more
