@@ -124,7 +124,10 @@ def check_cli(conv: Conversation, data_dir: Path) -> None:
             assert got["query"] == q
             want = [r["line"] for r in search_json(idx, conv.chat, q, 10, None)]
             assert [r["line"] for r in got["results"]] == want, q
-    print(f"\nCLI: python -m bot search --stdin answered {len(queries)} queries in {elapsed:.2f}s, same lines as in-process")
+    print(
+        f"\nCLI: python -m bot search --stdin answered {len(queries)} queries in {elapsed:.2f}s, "
+        "the same lines as in-process"
+    )
 
 
 def seeds_arg(text: str) -> list[int]:
@@ -155,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"{turns} turns, {qs} questions")  # fmt: skip
             for seed, conv in zip(args.seeds, convs, strict=True):
                 one = evaluate([conv], data_dir, methods)
-                print(f"  seed {seed}: recall@10 " + "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one))
+                cells = "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one)
+                print(f"  seed {seed}: recall@10 {cells}")
             if not args.no_cli and style == styles[0]:
                 check_cli(convs[0], data_dir)
     return 0

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (tables of sentences)
 """A generator of long multi-session conversations with questions whose evidence is known turns.
 
 Two people talk over months (a session every few days to weeks, 14-30 turns each). Facts about
@@ -275,7 +276,7 @@ def generate(seed: int, *, style: str = "named", sessions: int = 24) -> Conversa
         rnd.shuffle(blocks)
         n_small = rnd.randint(8, 16)
 
-        def chat_line() -> tuple[str, str, None]:
+        def chat_line(turns: list[tuple[str, str, tuple[int, bool] | None]]) -> tuple[str, str, None]:
             last = turns[-1][0] if turns else a
             who = (b if last == a else a) if rnd.random() < 0.85 else last  # people mostly take turns
             return who, small_talk(rnd), None
@@ -283,10 +284,10 @@ def generate(seed: int, *, style: str = "named", sessions: int = 24) -> Conversa
         turns.append((a if rnd.random() < 0.5 else b, rnd.choice(SMALL_TALK[:3]), None))
         for block in blocks:
             for _ in range(rnd.randint(0, 2)):
-                turns.append(chat_line())
+                turns.append(chat_line(turns))
             turns.extend(block)
         while len(turns) < n_small + sum(len(x) for x in blocks):
-            turns.append(chat_line())
+            turns.append(chat_line(turns))
         t = when
         for who, text, key in turns:
             role = "user" if who == a else "assistant"

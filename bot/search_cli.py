@@ -88,7 +88,10 @@ def _emit(out: TextIO, value: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # --help (0) or a bad argument (2, message already printed)
+        return int(e.code or 0)
     query = " ".join(args.query).strip()
     if args.stdin and query:
         print("error: give either QUERY words or --stdin, not both", file=sys.stderr)

@@ -57,7 +57,7 @@ def lines_of(hits) -> list[tuple[str | None, int]]:
 
 
 def test_fact_from_300_turns_ago_is_found_in_its_chat_and_never_in_another(transcript, index):
-    transcript.append("alice", [msg("user", "현관 자물쇠 번호를 4719로 바꿨어"), msg("assistant", "알겠어요, 4719로 기억할게요.")])
+    transcript.append("alice", [msg("user", "현관 자물쇠 번호를 4719로 바꿨어"), msg("assistant", "4719, 기억할게요.")])
     filler(transcript, "alice", 300)
     filler(transcript, "bob", 300)
     hits = index.search("alice", "자물쇠 번호가 뭐였지?", 5)
@@ -192,7 +192,7 @@ def test_line_numbers_count_every_physical_line(transcript, index, data_dir):
 
 
 def test_a_retried_question_supersedes_the_earlier_answer(transcript, index):
-    transcript.append("c", [msg("user", "best hiking trail nearby?"), msg("assistant", "Try the ridge walk (old answer).")])
+    transcript.append("c", [msg("user", "best hiking trail nearby?"), msg("assistant", "The ridge walk (old answer).")])
     transcript.append(
         "c", [msg("user", "best hiking trail nearby?", retry=True), msg("assistant", "The lake loop is nicer.")]
     )

@@ -188,8 +188,9 @@ class RecallIndex:
                 stats[name] = os.stat(path)
         known = file_rows(conn, row.id)
         if set(known) == set(stats) and all(
-            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (known[n].dev, known[n].ino, known[n].seen, known[n].mtime)
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (r.dev, r.ino, r.seen, r.mtime)
             for n, st in stats.items()
+            for r in (known[n],)
         ):
             return 0
         if set(known) - set(stats) or any(

@@ -2,18 +2,21 @@
 
 1. The query's terms (memory.recall.text) and dates (memory.recall.dates). Terms are looked up
    in the chat's vocabulary for their document frequency; the rarest terms (up to a budget of
-   postings) fetch the ``CANDIDATES`` best turns by BM25 from FTS5, and a date in the query adds
-   the turns of those days.
+   postings) fetch the ``CANDIDATES`` best turns by BM25 from FTS5, common terms where they meet
+   and among the newest turns (see ``_candidates``), and a date in the query adds the turns of
+   those days.
 2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
    (``own``), computed here from their text so that all turns are scored on one scale.
 3. A turn's final score (``Weights``) adds what surrounds it, because a question and its answer are spread
    over an exchange and a topic over a session:
    ``own + neighbour * best own of the turns next to it in its session
-        + session * best own of the other turns of its session``,
+        + neighbour2 * best own of the turns two away + session * best own of the other turns
+        of its session``,
    then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
-   that changed) comes first.
+   that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
+   "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
 
 ``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
 automatic recall keeps only turns above a threshold (memory.recall.block).
@@ -22,9 +25,10 @@ automatic recall keeps only turns above a threshold (memory.recall.block).
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from memory.recall.dates import DayRange, query_dates
@@ -33,9 +37,10 @@ from memory.recall.text import Term, doc_terms, query_terms
 
 K1 = 1.2
 B = 0.75
-CANDIDATES = 200  # turns fetched from FTS5 by BM25
-EXPAND = 40  # best candidates whose neighbours are fetched
-POSTINGS_BUDGET = 200_000  # most postings read by the FTS5 query; common terms beyond it only re-score
+CANDIDATES = 100  # turns fetched from FTS5 by BM25 for the rare terms
+FEW = 40  # ... for each query on common terms
+EXPAND = 30  # best candidates whose neighbours are fetched
+POSTINGS_BUDGET = 3_000  # postings ranked over the whole history (see _candidates)
 DATE_CANDIDATES = 300
 
 
@@ -44,7 +49,9 @@ class Weights:
     """How much each signal adds to a turn's own BM25 score (see the module docstring)."""
 
     neighbour: float = 0.5
+    neighbour2: float = 0.2
     session: float = 0.15
+    tense: float = 0.5
     date: float = 1.0
     speaker: float = 0.1
     recency: float = 0.05
@@ -52,7 +59,7 @@ class Weights:
     @classmethod
     def bm25(cls) -> Weights:
         """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
-        return cls(neighbour=0.0, session=0.0, date=0.0, speaker=0.0, recency=0.0)
+        return cls(neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0)
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -77,9 +84,16 @@ class Turn:
     relevance: float = 0.0
     matched: float = 0.0
     score: float = 0.0
-    prev: Turn | None = None
-    next: Turn | None = None
+    near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
     neighbours_known: bool = False
+
+    @property
+    def prev(self) -> Turn | None:
+        return self.near.get(-1)
+
+    @property
+    def next(self) -> Turn | None:
+        return self.near.get(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +102,15 @@ class Query:
     idf: dict[Term, float]
     ranges: list[DayRange]
     speakers: frozenset[str]
+    tense: int  # +1: asks for the current state ("now", "요즘"), -1: for an earlier one ("before", "전에")
+
+
+_NOW = re.compile(
+    r"\b(?:now|current|currently|nowadays|these days|latest|newest|still|anymore)\b|지금|요즘|현재|최근|요새"
+)
+_BEFORE = re.compile(
+    r"\b(?:before|previous|previously|used to|originally|formerly|at first|earlier|old)\b|전에|예전|원래|처음|이전"
+)
 
 
 def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term) -> int:
@@ -110,7 +133,9 @@ def parse(conn: sqlite3.Connection, chat: ChatRow, text: str, today: date | None
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     words = set(rest.split())
     speakers = frozenset(n for n in names if n in words or any(w.startswith(n) for w in words))
-    return Query(terms, idf, ranges, speakers), dfs
+    lowered = text.casefold()
+    tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
+    return Query(terms, idf, ranges, speakers, tense), dfs
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[Turn]:
@@ -139,26 +164,47 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     turn.relevance = matched / total if total else 0.0
 
 
+def _ranked(
+    conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], op: str, limit: int, floor: int = 0
+) -> list[int]:
+    expr = f" {op} ".join(t.fts() for t in terms)
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? AND rowid > ? ORDER BY rank LIMIT ?"
+    return [r[0] for r in conn.execute(sql, (expr, floor, limit))]
+
+
 def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Term, int]) -> list[int]:
+    """Turn ids worth scoring, reading a bounded number of postings whatever the chat's size.
+
+    FTS5 ranks every match of a query (about 1.5 µs each), so: the rarest terms, up to
+    POSTINGS_BUDGET postings together, are searched over the whole history; the common rest
+    only where they meet (AND, which FTS5 computes by skipping) and over the newest turns, in a
+    window sized so that it holds about POSTINGS_BUDGET of their postings.
+    """
     ids: list[int] = []
     if q.terms:
-        chosen: list[Term] = []
+        rare: list[Term] = []
+        common: list[Term] = []
         budget = 0
         for t in sorted(q.terms, key=lambda t: dfs[t]):
-            if chosen and budget + dfs[t] > POSTINGS_BUDGET:
-                break
-            chosen.append(t)
-            budget += dfs[t]
-        expr = " OR ".join(t.fts() for t in chosen)
-        if budget > POSTINGS_BUDGET:  # even the rarest term is everywhere: look at the newest turns only
-            floor = conn.execute(
-                "SELECT id FROM turns WHERE chat=? ORDER BY id DESC LIMIT 1 OFFSET ?", (chat.id, POSTINGS_BUDGET)
-            ).fetchone()
-            sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? AND rowid > ? ORDER BY rank LIMIT ?"
-            ids = [r[0] for r in conn.execute(sql, (expr, floor[0] if floor else 0, CANDIDATES))]
-        else:
-            sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rank LIMIT ?"
-            ids = [r[0] for r in conn.execute(sql, (expr, CANDIDATES))]
+            if budget + dfs[t] <= POSTINGS_BUDGET:
+                rare.append(t)
+                budget += dfs[t]
+            else:
+                common.append(t)
+        if rare:
+            ids += _ranked(conn, chat, rare, "OR", CANDIDATES)
+        if common:
+            lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0]
+            hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0]  # apart: indexed
+            span = (hi - lo + 1) if lo is not None and hi is not None else 0
+
+            def floor(postings: int, budget: int) -> int:  # the newest turns that hold ~budget postings
+                return 0 if postings <= budget else int(hi - span * budget / postings)
+
+            for n in (2, 3)[: max(0, len(common) - 1)]:
+                pair = common[:n]
+                ids += _ranked(conn, chat, pair, "AND", FEW, floor(min(dfs[t] for t in pair), 8 * POSTINGS_BUDGET))
+            ids += _ranked(conn, chat, common, "OR", FEW, floor(sum(dfs[t] for t in common), POSTINGS_BUDGET))
     for r in q.ranges:
         for first, last in _day_spans(conn, chat, r):
             ids.extend(
@@ -182,7 +228,7 @@ def _day_spans(conn: sqlite3.Connection, chat: ChatRow, r: DayRange) -> list[tup
 
 
 def _attach_neighbours(conn: sqlite3.Connection, turns: list[Turn], pool: dict[int, Turn]) -> list[Turn]:
-    """Link each turn to the live turns just before and after it in its file; return the new ones."""
+    """Link each turn to the two live turns before and after it in its file; return the new ones."""
     added: list[Turn] = []
     for t in turns:
         if t.neighbours_known:
@@ -191,21 +237,18 @@ def _attach_neighbours(conn: sqlite3.Connection, turns: list[Turn], pool: dict[i
         rows = _rows(
             conn,
             f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
-            (t.file, t.line - 4, t.line + 4),
+            (t.file, t.line - 6, t.line + 6),
         )
-        before = [r for r in rows if r.line < t.line and not r.dead]
-        after = [r for r in rows if r.line > t.line and not r.dead]
-        for side, found in (("prev", before[-1] if before else None), ("next", after[0] if after else None)):
-            if found is None:
-                continue
+        before = [r for r in rows if r.line < t.line and not r.dead][-2:]
+        after = [r for r in rows if r.line > t.line and not r.dead][:2]
+        steps = [(-1 - i, r) for i, r in enumerate(reversed(before))] + [(1 + i, r) for i, r in enumerate(after)]
+        for step, found in steps:
             known = pool.get(found.id)
             if known is None:
                 known = pool[found.id] = found
                 added.append(found)
-            setattr(t, side, known)
-            back = "next" if side == "prev" else "prev"
-            if getattr(known, back) is None:
-                setattr(known, back, t)
+            t.near[step] = known
+            known.near.setdefault(-step, t)
     return added
 
 
@@ -261,16 +304,19 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
     stamps = sorted((t.ts if t.ts is not None else float(t.id)) for t in pool.values())
     lo, hi = stamps[0], stamps[-1]
     for t in pool.values():
-        near = [n.own for n in (t.prev, t.next) if n is not None and n.session == t.session]
-        neighbour = max(near, default=0.0)
+        near1 = max((n.own for k, n in t.near.items() if abs(k) == 1 and n.session == t.session), default=0.0)
+        near2 = max((n.own for k, n in t.near.items() if abs(k) == 2 and n.session == t.session), default=0.0)
         best = session_best[t.session]
         other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
-        score = t.own + w.neighbour * neighbour + w.session * other
+        score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
         if q.speakers and t.name and t.name.casefold() in q.speakers:
             score *= 1 + w.speaker
         stamp = t.ts if t.ts is not None else float(t.id)
         if hi > lo:
-            score *= 1 + w.recency * (stamp - lo) / (hi - lo)
+            r = (stamp - lo) / (hi - lo)
+            score *= 1 + w.recency * r
+            if q.tense:
+                score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
         t.score = score
