@@ -1,10 +1,10 @@
 """Ranking: BM25 candidates from FTS5, re-scored with the conversation around them.
 
-1. The query's terms (memory.recall.text) and dates (memory.recall.dates). Terms are looked up
-   in the chat's vocabulary for their document frequency; the rarest terms (up to a budget of
-   postings) fetch the ``CANDIDATES`` best turns by BM25 from FTS5, common terms where they meet
-   and among the newest turns (see ``_candidates``), and a date in the query adds the turns of
-   those days.
+1. The query's terms (memory.recall.text) and dates (memory.recall.dates). Each term's document
+   frequency is counted in the chat's index (estimated for common terms, see ``_df``); the
+   rarest terms (up to a budget of postings) fetch the ``CANDIDATES`` best turns by BM25 from
+   FTS5, common terms the newest turns where they meet or appear (see ``_candidates``), and a
+   date in the query adds the turns of those days.
 2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
    (``own``), computed here from their text so that all turns are scored on one scale.
 3. A turn's final score (``Weights``) adds what surrounds it, because a question and its answer are spread
@@ -40,7 +40,7 @@ B = 0.75
 CANDIDATES = 100  # turns fetched from FTS5 by BM25 for the rare terms
 FEW = 40  # ... for each query on common terms
 EXPAND = 30  # best candidates whose neighbours are fetched
-POSTINGS_BUDGET = 3_000  # postings ranked over the whole history (see _candidates)
+POSTINGS_BUDGET = 1_500  # postings ranked over the whole history (see _candidates)
 DATE_CANDIDATES = 300
 
 
@@ -113,21 +113,25 @@ _BEFORE = re.compile(
 )
 
 
-def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term) -> int:
-    if term.prefix:
-        row = conn.execute(
-            f"SELECT sum(doc) FROM {chat.vocab} WHERE term >= ? AND term < ?", (term.text, term.text + "\U0010ffff")
-        ).fetchone()
-    else:
-        row = conn.execute(f"SELECT doc FROM {chat.vocab} WHERE term = ?", (term.text,)).fetchone()
-    return int(row[0] or 0) if row else 0
+def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int]) -> int:
+    """How many turns hold ``term``: exact up to POSTINGS_BUDGET, else estimated from how densely
+    it occurs among the newest turns (counting every posting of a common term would cost more
+    than the whole search)."""
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
+    rows = conn.execute(sql, (term.fts(), POSTINGS_BUDGET + 1)).fetchall()
+    if len(rows) <= POSTINGS_BUDGET:
+        return len(rows)
+    lo, hi = span
+    return min(chat.docs, int(len(rows) * (hi - lo + 1) / max(hi - rows[-1][0] + 1, 1)))
 
 
 def parse(conn: sqlite3.Connection, chat: ChatRow, text: str, today: date | None) -> tuple[Query, dict[Term, int]]:
     ranges, rest = query_dates(text, today)
     terms = query_terms(rest)
     n = max(chat.docs, 1)
-    dfs = {t: min(_df(conn, chat, t), n) for t in terms}
+    lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0
+    hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0  # apart: indexed
+    dfs = {t: min(_df(conn, chat, t, (lo, hi)), n) for t in terms}
     terms = [t for t in terms if dfs[t] > 0]
     idf = {t: math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
@@ -164,21 +168,26 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     turn.relevance = matched / total if total else 0.0
 
 
-def _ranked(
-    conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], op: str, limit: int, floor: int = 0
-) -> list[int]:
+def _ranked(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], limit: int) -> list[int]:
+    expr = " OR ".join(t.fts() for t in terms)
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rank LIMIT ?"
+    return [r[0] for r in conn.execute(sql, (expr, limit))]
+
+
+def _newest(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], op: str, limit: int) -> list[int]:
     expr = f" {op} ".join(t.fts() for t in terms)
-    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? AND rowid > ? ORDER BY rank LIMIT ?"
-    return [r[0] for r in conn.execute(sql, (expr, floor, limit))]
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
+    return [r[0] for r in conn.execute(sql, (expr, limit))]
 
 
 def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Term, int]) -> list[int]:
     """Turn ids worth scoring, reading a bounded number of postings whatever the chat's size.
 
-    FTS5 ranks every match of a query (about 1.5 µs each), so: the rarest terms, up to
-    POSTINGS_BUDGET postings together, are searched over the whole history; the common rest
-    only where they meet (AND, which FTS5 computes by skipping) and over the newest turns, in a
-    window sized so that it holds about POSTINGS_BUDGET of their postings.
+    FTS5 computes BM25 for every match of a ranked query (1.5 µs each in a small index, 6-9 µs in
+    one of a million messages), so only the rarest terms, up to POSTINGS_BUDGET postings together,
+    are ranked over the whole history. Common terms (each in more messages than that) bring the
+    newest turns where they meet (AND: FTS5 skips through the lists) and the newest that hold any
+    of them, unranked; all candidates are then scored alike (``_bm25``).
     """
     ids: list[int] = []
     if q.terms:
@@ -192,19 +201,13 @@ def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Ter
             else:
                 common.append(t)
         if rare:
-            ids += _ranked(conn, chat, rare, "OR", CANDIDATES)
+            ids += _ranked(conn, chat, rare, CANDIDATES)
+        if len(common) >= 3:
+            ids += _newest(conn, chat, common[:3], "AND", FEW)
+        if len(common) >= 2:
+            ids += _newest(conn, chat, common[:2], "AND", FEW)
         if common:
-            lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0]
-            hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0]  # apart: indexed
-            span = (hi - lo + 1) if lo is not None and hi is not None else 0
-
-            def floor(postings: int, budget: int) -> int:  # the newest turns that hold ~budget postings
-                return 0 if postings <= budget else int(hi - span * budget / postings)
-
-            for n in (2, 3)[: max(0, len(common) - 1)]:
-                pair = common[:n]
-                ids += _ranked(conn, chat, pair, "AND", FEW, floor(min(dfs[t] for t in pair), 8 * POSTINGS_BUDGET))
-            ids += _ranked(conn, chat, common, "OR", FEW, floor(sum(dfs[t] for t in common), POSTINGS_BUDGET))
+            ids += _newest(conn, chat, common, "OR", FEW)
     for r in q.ranges:
         for first, last in _day_spans(conn, chat, r):
             ids.extend(
@@ -228,17 +231,31 @@ def _day_spans(conn: sqlite3.Connection, chat: ChatRow, r: DayRange) -> list[tup
 
 
 def _attach_neighbours(conn: sqlite3.Connection, turns: list[Turn], pool: dict[int, Turn]) -> list[Turn]:
-    """Link each turn to the two live turns before and after it in its file; return the new ones."""
+    """Link each turn to the two live turns before and after it in its file; return the new ones.
+
+    Turns of one file are mostly indexed with consecutive ids, so one query by id ranges finds
+    most neighbours; a turn whose window there is incomplete is looked up by file and line.
+    """
+    todo = [t for t in turns if not t.neighbours_known]
+    if not todo:
+        return []
+    ranges = " OR ".join("id BETWEEN ? AND ?" for _ in todo)
+    args = tuple(x for t in todo for x in (t.id - 6, t.id + 6))
+    near_rows: dict[int, list[Turn]] = {}
+    for r in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE {ranges}", args):
+        near_rows.setdefault(r.file, []).append(r)
     added: list[Turn] = []
-    for t in turns:
-        if t.neighbours_known:
-            continue
+    for t in todo:
         t.neighbours_known = True
-        rows = _rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
-            (t.file, t.line - 6, t.line + 6),
-        )
+        rows = [r for r in near_rows.get(t.file, []) if abs(r.line - t.line) <= 6]
+        lines = {r.line for r in rows}
+        if not all(x in lines for x in range(max(1, t.line - 2), t.line + 3) if x != t.line):
+            rows = _rows(
+                conn,
+                f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
+                (t.file, t.line - 6, t.line + 6),
+            )
+        rows.sort(key=lambda r: r.line)
         before = [r for r in rows if r.line < t.line and not r.dead][-2:]
         after = [r for r in rows if r.line > t.line and not r.dead][:2]
         steps = [(-1 - i, r) for i, r in enumerate(reversed(before))] + [(1 + i, r) for i, r in enumerate(after)]

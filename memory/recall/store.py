@@ -14,8 +14,7 @@ Tables:
 - ``turns``: one row per stored message with its 1-based physical ``line``, byte ``offset``, ``at``,
   day (yyyymmdd), role, name, session number, ``dead`` (superseded by a retry) and text;
 - ``fts_<chat>``: a contentless FTS5 table per chat over the terms of ``memory.recall.text``
-  (per-chat statistics, and a search never reads another chat's postings), and ``fv_<chat>``,
-  its fts5vocab view for document frequencies.
+  (per-chat statistics, and a search never reads another chat's postings).
 
 Writers use ``BEGIN IMMEDIATE`` and re-read a file's progress inside the transaction, so two
 processes (the bot and the terminal chat) can index the same chat at once without a line twice
@@ -107,9 +106,6 @@ class ChatRow:
     def fts(self) -> str:
         return f"fts_{self.id}"
 
-    @property
-    def vocab(self) -> str:
-        return f"fv_{self.id}"
 
 
 @dataclass(slots=True)
@@ -205,7 +201,6 @@ def chat_row(conn: sqlite3.Connection, chat: str, *, create: bool) -> ChatRow | 
                     f"CREATE VIRTUAL TABLE fts_{cid} USING fts5(body, content='', "
                     "tokenize='unicode61 remove_diacritics 0', prefix='1')"
                 )
-                conn.execute(f"CREATE VIRTUAL TABLE fv_{cid} USING fts5vocab(fts_{cid}, 'row')")
                 row = (cid, 0, 0)
     return ChatRow(*row) if row else None
 
