@@ -54,24 +54,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def data_dir_from_env(explicit: str | None) -> Path:
-    """--data-dir, else DATA_DIR from the environment or ./.env, else ./data (no key is needed)."""
-    if explicit:
-        return Path(explicit)
-    if not os.environ.get("DATA_DIR"):
-        try:
-            from dotenv import dotenv_values
+def _setting(name: str) -> str:
+    """A setting from the environment, else from ./.env (like bot.config; no key is ever needed)."""
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value
+    from dotenv import dotenv_values
 
-            value = dotenv_values(Path.cwd() / ".env").get("DATA_DIR")
-        except ImportError:  # pragma: no cover - python-dotenv is a dependency
-            value = None
-        if value:
-            return Path(value)
-    return Path(os.environ.get("DATA_DIR") or "data")
+    return (dotenv_values(Path.cwd() / ".env").get(name) or "").strip()
+
+
+def data_dir_from_env(explicit: str | None) -> Path:
+    """--data-dir, else DATA_DIR from the environment or ./.env, else ./data."""
+    return Path(explicit or _setting("DATA_DIR") or "data")
 
 
 def _today() -> date:
-    name = os.environ.get("TIMEZONE", "").strip() or "Asia/Seoul"
+    name = _setting("TIMEZONE") or "Asia/Seoul"
     try:
         return datetime.now(ZoneInfo(name)).date()
     except (ZoneInfoNotFoundError, ValueError):

@@ -309,3 +309,14 @@ def test_stemmer_examples():
     pairs = {"researching": "research", "researched": "research", "paintings": "paint", "adoption": "adopt",
              "ponies": "poni", "relational": "relat", "hopping": "hop", "agreed": "agre", "sky": "sky"}  # fmt: skip
     assert {w: stem(w) for w in pairs} == pairs
+
+
+def test_hit_lines_show_date_and_who_best_first(transcript, index):
+    from memory.recall import hit_lines
+
+    transcript.append("c", [msg("user", "the vet appointment is on Friday " + "x" * 300, at="2026-11-01T01:00:00Z"),
+                            msg("assistant", "Friday vet, noted.", at="2026-11-01T01:00:05Z")])  # fmt: skip
+    lines = hit_lines(index.search("c", "vet appointment", 2), "Asia/Seoul", width=60)
+    assert lines[0].startswith("2026-11-01 10:00 user: the vet appointment is on Friday")
+    assert len(lines[0]) <= len("2026-11-01 10:00 user: ") + 60 and lines[0].endswith("…")
+    assert lines[1] == "2026-11-01 10:00 assistant: Friday vet, noted."

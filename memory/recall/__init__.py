@@ -19,6 +19,8 @@ API (all of it safe to call from threads, e.g. through ``asyncio.to_thread``)::
                                       # of the automatic recall: nothing for "hi" / "안녕")
     related_block(hits, tz) -> str | None
                                       # the "[관련 기억 / Related memories]" block, None for no hits
+    hit_lines(hits, tz, width=200) -> list[str]
+                                      # "YYYY-MM-DD HH:MM who: text" per hit, for /search answers
     index.close()
 
 ``Hit``: ``file`` (None for the live transcript, else the archive file name), ``line`` (1-based
@@ -36,7 +38,7 @@ with neighbouring turns, the session, dates, speaker and recency), ``index`` (Re
 ``block`` (the related-memories block).
 """
 
-from memory.recall.block import related_block
+from memory.recall.block import hit_lines, related_block
 from memory.recall.index import Hit, RecallIndex
 
-__all__ = ["Hit", "RecallIndex", "related_block"]
+__all__ = ["Hit", "RecallIndex", "hit_lines", "related_block"]

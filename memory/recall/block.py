@@ -1,4 +1,5 @@
-"""The ``[관련 기억 / Related memories]`` block of the automatic recall.
+"""Text for recalled turns: the ``[관련 기억 / Related memories]`` block of the automatic recall,
+and the lines of a ``/search`` answer.
 
 Which hits are good enough is ``Hit.relevant`` (memory.recall.index); this module only formats.
 """
@@ -65,3 +66,14 @@ def related_block(hits: list[Hit], tz: str) -> str | None:
         lines.append("- " + _line(g[0], tz))
         lines.extend("  " + _line(h, tz) for h in g[1:])
     return "\n".join(lines)
+
+
+def hit_lines(hits: list[Hit], tz: str, width: int = 200) -> list[str]:
+    """One line per hit, best first, for ``/search``: ``YYYY-MM-DD HH:MM who: text`` (text cut to ``width``)."""
+    out = []
+    for h in hits:
+        text = " ".join(h.content.split())
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        out.append(f"{when(h.at, tz)} {who(h)}: {text}")
+    return out
