@@ -278,25 +278,46 @@ WRITER = textwrap.dedent(
     idx.close()
     """
 )
+SYNCER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from memory.recall import RecallIndex
+    data, stop = Path(sys.argv[1]), Path(sys.argv[2])
+    idx = RecallIndex(data)
+    while not stop.exists():
+        idx.sync("shared")
+    idx.close()
+    """
+)
 
 
-def test_concurrent_appends_from_two_processes_are_all_indexed(data_dir, transcript):
+def test_concurrent_appends_from_two_processes_are_all_indexed(data_dir, transcript, tmp_path):
+    """Two processes append and index turn by turn while two more index as fast as they can."""
     transcript.append("shared", [msg("user", "start"), msg("assistant", "ok")])
     n = 40
+    stop = tmp_path / "stop"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [
+    syncers = [
+        subprocess.Popen([sys.executable, "-c", SYNCER, str(data_dir), str(stop)], env=env, cwd=ROOT) for _ in range(2)
+    ]
+    writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(data_dir), name, str(n)], env=env, cwd=ROOT)
         for name in ("p", "q")
     ]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    try:
+        assert [p.wait(timeout=120) for p in writers] == [0, 0]
+    finally:
+        stop.touch()
+        assert [p.wait(timeout=60) for p in syncers] == [0, 0]
     file_lines = {
         i + 1: json.loads(raw)["content"]
         for i, raw in enumerate(transcript.path("shared").read_text(encoding="utf-8").splitlines())
     }
     db = sqlite3.connect(data_dir / "recall.sqlite3")
-    indexed = dict(db.execute("SELECT line, content FROM turns"))
+    indexed = db.execute("SELECT line, content FROM turns ORDER BY line").fetchall()
     db.close()
-    assert indexed == file_lines and len(indexed) == 2 + 4 * n
+    assert indexed == sorted(file_lines.items()) and len(indexed) == 2 + 4 * n  # each line once
     with RecallIndex(data_dir) as idx:
         assert idx.sync("shared") == 0
         for name in ("p", "q"):

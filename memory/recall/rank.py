@@ -48,12 +48,12 @@ DATE_CANDIDATES = 300
 class Weights:
     """How much each signal adds to a turn's own BM25 score (see the module docstring)."""
 
-    neighbour: float = 0.5
-    neighbour2: float = 0.2
+    neighbour: float = 0.3
+    neighbour2: float = 0.3
     session: float = 0.15
     tense: float = 0.5
     date: float = 1.0
-    speaker: float = 0.1
+    speaker: float = 0.2
     recency: float = 0.05
 
     @classmethod
