@@ -341,3 +341,19 @@ def test_hit_lines_show_date_and_who_best_first(transcript, index):
     assert lines[0].startswith("2026-11-01 10:00 user: the vet appointment is on Friday")
     assert len(lines[0]) <= len("2026-11-01 10:00 user: ") + 60 and lines[0].endswith("…")
     assert lines[1] == "2026-11-01 10:00 assistant: Friday vet, noted."
+
+
+def test_an_index_of_another_version_is_rebuilt(transcript, data_dir):
+    transcript.append("c", [msg("user", "the boiler was serviced by Kim"), msg("assistant", "Noted.")])
+    with RecallIndex(data_dir) as idx:
+        idx.sync("c")
+    db = sqlite3.connect(data_dir / "recall.sqlite3")
+    db.execute("UPDATE meta SET value='0' WHERE key='version'")
+    db.execute("DELETE FROM turns")  # what an older version left would not be trusted anyway
+    db.commit()
+    db.close()
+    with RecallIndex(data_dir) as idx:
+        assert idx.search("c", "boiler serviced", 1)[0].line == 1
+    db = sqlite3.connect(data_dir / "recall.sqlite3")
+    assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] != "0"
+    db.close()
