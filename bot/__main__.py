@@ -1,4 +1,5 @@
-"""Entry point: ``python -m bot`` runs the Telegram bot; ``python -m bot chat`` the terminal chat."""
+"""Entry point: ``python -m bot`` runs the Telegram bot; ``python -m bot chat`` the terminal chat;
+``python -m bot search`` searches a chat's history."""
 
 from __future__ import annotations
 
@@ -24,10 +25,15 @@ def main(argv: list[str] | None = None) -> int:
         from bot import cli
 
         return cli.main(args[1:])
+    if args and args[0] == "search":
+        from bot import search_cli
+
+        return search_cli.main(args[1:])
     if args and args[0] in ("-h", "--help"):
         print(
             "usage: python -m bot          run the Telegram bot (long polling)\n"
-            "       python -m bot chat     chat in the terminal (see --help there)"
+            "       python -m bot chat     chat in the terminal (see --help there)\n"
+            "       python -m bot search   search a chat's whole history (see --help there)"
         )
         return 0
     setup_logging()
