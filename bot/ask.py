@@ -26,15 +26,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.locks import ChatLocks
 from bot.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import build_system, with_cache_breakpoint
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
+from bot.tools.recall import recall_tools
 from memory.content import api_content, content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
+from memory.recall import RecallIndex, related_block
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
 from memory.turns import complete_turns, flatten, is_complete
@@ -48,6 +51,9 @@ MAX_TOOL_ROUNDS = 4
 """Tool rounds per question; after that Claude must answer without tools."""
 
 NO_TOOLS = {"type": "none"}
+
+OFFSET = "_offset"
+"""Where a message read from the transcript starts (kept beside its fields, never sent or stored)."""
 
 COMPACTION_TIMEOUT = 120.0
 """Seconds one background compaction may take in all (summarizer calls included)."""
@@ -102,6 +108,7 @@ def _iso(dt: datetime) -> str:
 
 
 def _api_message(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored message as the API takes it: role and cleaned content only."""
     return {"role": m["role"], "content": api_content(m["content"])}
 
 
@@ -126,6 +133,8 @@ class Assistant:
         tools: Sequence[Tool] = (),
         max_tool_rounds: int = MAX_TOOL_ROUNDS,
         on_spend: SpendSink | None = None,
+        recall: RecallIndex | None = None,
+        recall_turns: int = 5,
     ) -> None:
         self.transcript = transcript
         self.model = model
@@ -136,7 +145,10 @@ class Assistant:
         self.now = now
         self.max_tool_rounds = max_tool_rounds
         self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
-        self.toolbox = Toolbox([*fact_tools(self.facts), *tools])
+        self.recall = recall
+        self.recall_turns = recall_turns
+        recalling = recall_tools(recall, timezone) if recall is not None else []
+        self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
         self.locks = ChatLocks()
         self.pending = PendingStore(transcript.root)
@@ -180,7 +192,7 @@ class Assistant:
         slack beyond the window for tool exchanges and lines dropped as superseded or torn.
         """
         summary, entries = self.memory.unsummarized(chat_id, self.max_messages * 3 + 4)
-        return summary, [e.data for e in entries]
+        return summary, [{**e.data, OFFSET: e.offset} for e in entries]
 
     def _tail(self, chat_id: ChatId) -> list[dict[str, Any]]:
         return self._unsummarized(chat_id)[1]
@@ -194,7 +206,7 @@ class Assistant:
 
     def history(self, chat_id: ChatId, *, drop_last_turn: bool = False) -> list[dict[str, Any]]:
         """The stored turns that the next request will carry verbatim, oldest first."""
-        return self._window(self._tail(chat_id), drop_last_turn)
+        return [{k: v for k, v in m.items() if k != OFFSET} for m in self._window(self._tail(chat_id), drop_last_turn)]
 
     def summary(self, chat_id: ChatId) -> str | None:
         """The chat's rolling summary of the older conversation, or None (shown by /summary)."""
@@ -215,11 +227,40 @@ class Assistant:
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
-        history = [_api_message(m) for m in self._window(stored, drop_last_turn)]
+        window = self._window(stored, drop_last_turn)
+        history = [_api_message(m) for m in window]
+        # what came before the verbatim part may be recalled (the summary has only its gist)
+        first_verbatim = window[0].get(OFFSET) if window else None
+        if first_verbatim is None:
+            first_verbatim = stored[-1][OFFSET] if stored and not window else None
+        related = self._related(chat_id, question.text, now, first_verbatim)
         system = build_system(
-            now, self.timezone, summary=summary.text if summary else None, facts=self.facts.list(chat_id)
+            now,
+            self.timezone,
+            summary=summary.text if summary else None,
+            facts=self.facts.list(chat_id),
+            volatile=[related] if related else (),
         )
         return system, [*history, {"role": "user", "content": self.question_content(question)}]
+
+    def _related(self, chat_id: ChatId, text: str, now: datetime, before: int | None) -> str | None:
+        """The related-memories block for this question, or None (recall off, nothing relevant, or it failed)."""
+        if self.recall is None or self.recall_turns <= 0 or not text.strip():
+            return None
+        try:
+            today = now.astimezone(ZoneInfo(self.timezone)).date()
+            hits = self.recall.related(chat_id, text, self.recall_turns, before=before, today=today)
+            return related_block(hits, self.timezone)
+        except Exception:  # recall only adds context: never let it cost an answer
+            log.warning("chat %s: recall failed; answering without it", chat_id, exc_info=True)
+            return None
+
+    def search(self, chat_id: ChatId, query: str, limit: int = 5) -> list[Any]:
+        """The best matches for ``query`` over the chat's whole history (for /search); [] without recall."""
+        if self.recall is None:
+            return []
+        today = self.now().astimezone(ZoneInfo(self.timezone)).date()
+        return self.recall.search(chat_id, query, limit, today=today)
 
     # -- facts (the /memory, /remember and /forget commands) ----------------------------
     def list_facts(self, chat_id: ChatId) -> list[Fact]:
@@ -277,7 +318,7 @@ class Assistant:
             if not turns:
                 raise NothingToRetry
             last = turns[-1][0]
-            meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry")}
+            meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry", OFFSET)}
             q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
             if restore is not None:
                 q = await restore(q)
@@ -415,20 +456,30 @@ class Assistant:
         lock (skipped if another process holds it). With ``wait`` the call returns when the
         compaction is done (the terminal chat, tests); the Telegram bot does not wait.
         """
-        if not self.memory.enabled:
+        if not self.memory.enabled and self.recall is None:
             return
         key = str(chat_id)
         task = self._compactions.get(key)
         if task is None or task.done():
             context = contextvars.copy_context()
             context.run(payer.set, (key, user_id))  # whose usage the summarizer's calls are
-            task = asyncio.create_task(self._compact(chat_id), name=f"compact-{key}", context=context)
+            task = asyncio.create_task(self._upkeep(chat_id), name=f"upkeep-{key}", context=context)
             self._compactions[key] = task
             task.add_done_callback(
                 lambda t: self._compactions.pop(key, None) if self._compactions.get(key) is t else None
             )
         if wait:
             await asyncio.wait({task})  # not cancelled with the waiter; its outcome is logged there
+
+    async def _upkeep(self, chat_id: ChatId) -> None:
+        """Index the new turn for recall, then compact the summary if it is due."""
+        if self.recall is not None:
+            try:
+                await asyncio.to_thread(self.recall.sync, chat_id)
+            except Exception:  # the index is derived: it catches up at the next search
+                log.warning("chat %s: indexing for recall failed", chat_id, exc_info=True)
+        if self.memory.enabled:
+            await self._compact(chat_id)
 
     async def _compact(self, chat_id: ChatId) -> None:
         try:
@@ -457,6 +508,8 @@ class Assistant:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.recall is not None:
+            self.recall.close()
 
     def _archive_files(self, chat_id: ChatId, stamp: str) -> Path | None:
         with self.memory.store.lock(chat_id, blocking=True):

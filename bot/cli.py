@@ -31,6 +31,7 @@ from typing import Any, TextIO, TypeVar
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import ModelError, TextCallback
+from bot.search_commands import search_text
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
 from memory.content import display_text
@@ -45,7 +46,9 @@ DEFAULT_CHAT = "local"
 HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0600
 HISTORY_LENGTH = 1000
 PROMPT = "> "
-COMMANDS = ("/help", "/history", "/summary", "/memory", "/remember", "/forget", "/reset", "/retry", "/quit")
+COMMANDS = (
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reset", "/retry", "/quit",
+)  # fmt: skip
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
 Raises KeyboardInterrupt on Ctrl-C."""
@@ -72,6 +75,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "명령:\n"
         "  /history   다음 질문과 함께 보낼 최근 대화 보기\n"
         "  /summary   오래된 대화의 요약 보기\n"
+        "  /search <말>       지난 대화 전체에서 찾기\n"
         "  /memory    기억하고 있는 사실 보기 (새 대화를 시작해도 남아요)\n"
         "  /remember <내용>   사실 하나 기억시키기\n"
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
@@ -83,6 +87,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Commands:\n"
         "  /history   show the recent conversation sent with the next question\n"
         "  /summary   show the summary of older conversation\n"
+        "  /search <words>    search all earlier conversations\n"
         "  /memory    show the facts remembered about you (kept across /reset)\n"
         "  /remember <text>   make the assistant remember a fact\n"
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
@@ -283,6 +288,9 @@ class ChatSession:
             self.show_history()
         elif command == "/summary":
             self.show_summary()
+        elif command == "/search":
+            argument = line.split(maxsplit=1)[1] if " " in line else ""
+            self.say(await asyncio.to_thread(search_text, self.assistant, self.chat_id, argument, self.lang))
         elif command in ("/memory", "/remember", "/forget"):
             await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
         elif command == "/reset":
@@ -491,7 +499,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /memory /remember /forget /reset /retry /quit (also Ctrl-D, "
+        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reset /retry /quit "
+        "(also Ctrl-D, "
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
         "LC_ALL/LC_MESSAGES/LANG names another language.",

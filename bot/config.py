@@ -42,6 +42,7 @@ class Settings:
     summary_max_chars: int = 2500
     summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
     summary_timeout: float = 120.0  # seconds one background compaction may take in all
+    recall_turns: int = 5  # old turns brought back automatically per question (0: automatic recall off)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -135,6 +136,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
         anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
+        recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
         **_summary_settings(env),
     )
 

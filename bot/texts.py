@@ -62,11 +62,13 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>기억</b>: 이 채팅의 대화는 서버의 파일에 저장돼서, 봇이 다시 시작해도 지난 대화를 기억해요. "
         "최근 대화는 그대로, 오래된 대화는 요약으로 기억해요. 채팅마다 기억이 따로예요.\n"
         "<b>사실</b>: 이름, 생일, 알레르기처럼 오래 갈 내용은 따로 기억해 두고, 새 대화를 시작해도 잊지 않아요.\n"
+        "<b>회상</b>: 몇 달 전 대화나 새로 시작하기 전의 대화도 질문과 관련 있으면 찾아서 함께 봐요.\n"
         "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
         "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
         "<b>명령어</b>\n"
         "/history — 다음 메시지와 함께 보낼 최근 대화\n"
         "/summary — 오래된 대화의 요약\n"
+        "/search &lt;말&gt; — 지난 대화 전체에서 찾기\n"
         "/memory — 기억하고 있는 사실\n"
         "/remember &lt;내용&gt; — 사실 하나 기억시키기\n"
         "/forget &lt;번호&gt; — 사실 잊게 하기 (/forget all: 모두)\n"
@@ -81,11 +83,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "its own memory.\n"
         "<b>Facts</b>: durable things like your name, birthday or allergies are kept separately and stay even "
         "after you start a fresh conversation.\n"
+        "<b>Recall</b>: conversations from months ago, even before a /reset, are searched and brought back "
+        "when they matter to your question.\n"
         "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
         "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
         "<b>Commands</b>\n"
         "/history — the recent messages sent along with your next one\n"
         "/summary — the summary of the older conversation\n"
+        "/search &lt;words&gt; — search all earlier conversations\n"
         "/memory — the facts I remember about you\n"
         "/remember &lt;text&gt; — make me remember a fact\n"
         "/forget &lt;number&gt; — make me forget a fact (/forget all: every one)\n"
@@ -106,6 +111,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.memory": {"ko": "기억하고 있는 사실 보기", "en": "The facts I remember about you"},
     "cmd.remember": {"ko": "사실 하나 기억시키기", "en": "Make me remember a fact"},
     "cmd.forget": {"ko": "사실 잊게 하기 (번호 또는 all)", "en": "Make me forget a fact (number or all)"},
+    "cmd.search": {"ko": "지난 대화 전체에서 찾기", "en": "Search all earlier conversations"},
     # -- Telegram: command replies --
     "history.empty": {
         "ko": "아직 이 채팅에 저장된 대화가 없어요. 다음 메시지는 기억 없이 보내요.",
@@ -200,6 +206,19 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🗑 Forgot all {n} facts. (The file was archived, not deleted: {name})",
     },
     "forget.all_empty": {"ko": "잊을 사실이 없어요.", "en": "There are no facts to forget."},
+    # -- recall: /search (Telegram and terminal) --
+    "search.usage": {
+        "ko": "찾을 말을 함께 적어 주세요. 예: /search 자물쇠 번호",
+        "en": "Add the words to look for, e.g. /search lock code",
+    },
+    "search.none": {
+        "ko": "🔎 '{query}' 에 맞는 지난 대화를 찾지 못했어요.",
+        "en": "🔎 Nothing in the earlier conversations matches '{query}'.",
+    },
+    "search.header": {
+        "ko": "🔎 '{query}' — 지난 대화에서 찾은 {n}개 (관련 높은 순):",
+        "en": "🔎 '{query}' — {n} matches in earlier conversations, best first:",
+    },
     "unknown_command": {
         "ko": "모르는 명령어예요. /help 로 쓸 수 있는 명령어를 볼 수 있어요.",
         "en": "Unknown command. /help lists the commands.",

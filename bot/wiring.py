@@ -7,6 +7,7 @@ from bot.claude import ClaudeModel
 from bot.config import Settings
 from bot.model import Usage
 from bot.summarizer import Summarizer
+from memory.recall import RecallIndex
 from memory.summary import Budget
 from memory.transcript import Transcript
 
@@ -45,6 +46,8 @@ def make_assistant(settings: Settings, *, on_spend: SpendSink | None = None) -> 
         ),
         summary_timeout=settings.summary_timeout,
         on_spend=on_spend,
+        recall=RecallIndex(settings.data_dir),
+        recall_turns=settings.recall_turns,
     )
 
     def charge(usage: Usage, model_name: str) -> None:

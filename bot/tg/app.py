@@ -51,6 +51,7 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
         (("start", "help"), commands.help_command),
         (("history",), commands.history_command),
         (("summary",), commands.summary_command),
+        (("search",), commands.search_command),
         (("memory",), commands.memory_command),
         (("remember",), commands.remember_command),
         (("forget",), commands.forget_command),

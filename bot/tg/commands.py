@@ -21,6 +21,7 @@ from telegram.ext import Application, ContextTypes
 from bot.ask import Answer, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import TextCallback
+from bot.search_commands import search_text
 from bot.texts import t
 from bot.tg import photos
 from bot.tg.groups import is_group
@@ -32,7 +33,7 @@ from memory.content import display_text
 log = logging.getLogger(__name__)
 
 MENU = (
-    "help", "history", "summary", "memory", "remember", "forget", "reset", "retry", "stats", "export",
+    "help", "history", "summary", "search", "memory", "remember", "forget", "reset", "retry", "stats", "export",
 )  # in Telegram's menu, in this order  # fmt: skip
 HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
 EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
@@ -104,6 +105,16 @@ def _argument(update: Update) -> str:
     text = (message.text or "") if message is not None else ""
     parts = text.split(maxsplit=1)
     return parts[1] if len(parts) > 1 else ""
+
+
+async def search_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/search <words>: the best matches over the chat's whole history, with their dates."""
+    message = update.effective_message
+    if message is None or not await check_allowed(update, context):
+        return
+    assistant, lang = services(context).assistant, lang_for(update)
+    text = await asyncio.to_thread(search_text, assistant, message.chat.id, _argument(update), lang)
+    await reply(update, context, text)
 
 
 async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -1,0 +1,42 @@
+"""End to end: recall in the real bot process — the related-memories block, /search, the index file."""
+
+import json
+import stat
+
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+
+CHAT = 7373
+
+
+def write_history(data_dir, chat_id: int, turns: list[tuple[str, str, str]]) -> None:
+    chats = data_dir / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    with open(chats / f"{chat_id}.jsonl", "a", encoding="utf-8") as f:
+        for at, q, a in turns:
+            f.write(json.dumps({"role": "user", "content": q, "at": at}, ensure_ascii=False) + "\n")
+            f.write(json.dumps({"role": "assistant", "content": a, "at": at}, ensure_ascii=False) + "\n")
+
+
+def ask(tg: FakeTelegram, text: str, chat_id: int = CHAT, **kw) -> str:
+    before = len(tg.visible(chat_id))
+    tg.send_text(chat_id, text, **kw)
+    return tg.wait_visible(chat_id, before + 1)[before]
+
+
+def test_recall_and_search_in_the_bot(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir):
+    old = [("2026-05-02T19:30:00+09:00", "어머니 생신 선물로 진주 목걸이 샀어, 38만 원", "좋은 선물이네요!")]
+    chatter = [(f"2026-06-{d:02d}T12:00:00+09:00", f"점심 뭐 먹을까 {d}", f"김밥 어때요 {d}") for d in range(1, 29)]
+    write_history(data_dir, CHAT, old + chatter)
+    start_bot(STREAM_INTERVAL="0.1", MAX_HISTORY_MESSAGES="6")  # a data directory without an index yet
+    listing = ask(fake_telegram, "/search 목걸이")
+    assert "2026-05-02" in listing and "진주 목걸이" in listing
+    assert "Add the words" in ask(fake_telegram, "/search", language_code="en")
+    fake_anthropic.reply("38만 원이었어요.")
+    assert ask(fake_telegram, "어머니 선물 목걸이 얼마였지?") == "38만 원이었어요."
+    system = "\n".join(b["text"] for b in fake_anthropic.requests[-1]["system"])
+    assert "[관련 기억 / Related memories]" in system and "38만 원" in system
+    assert "진주" not in json.dumps(fake_anthropic.requests[-1]["messages"], ensure_ascii=False)
+    index = data_dir / "recall.sqlite3"
+    assert index.exists() and stat.S_IMODE(index.stat().st_mode) == 0o600
+    assert len(fake_anthropic.requests) == 1  # /search never reached the model
