@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from bot.tg.app import run
 
-    run(settings)
+    try:
+        run(settings)
+    except ConfigError as e:  # e.g. an unreadable access.json
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
@@ -37,6 +37,9 @@ from bot.texts import t as bot_text
 from memory.content import display_text
 from memory.files import ensure_private_dir
 from memory.transcript import InvalidChatId, check_chat_id
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -546,9 +549,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
 
+    from bot.limits import Limits
     from bot.wiring import make_assistant
+    from memory.usage import UsageLedger
 
-    assistant = make_assistant(settings)
+    # the owner at the keyboard: usage recorded (as "terminal"), never limited
+    ledger = UsageLedger(settings.data_dir)
+    assistant = make_assistant(settings, on_spend=Limits(ledger, timezone=settings.timezone).record)
+    try:
+        return _run_session(assistant, chat_id, settings)
+    finally:
+        try:
+            ledger.close()
+        except OSError as e:
+            print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
+
+
+def _run_session(assistant: Assistant, chat_id: str, settings: Settings) -> int:
     interactive = sys.stdin.isatty()
     session = ChatSession(
         assistant,

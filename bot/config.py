@@ -10,8 +10,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import load_dotenv
 
+from bot.pricing import Price, parse_prices
+
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
+DEFAULT_DAILY_MESSAGES = 50
+DEFAULT_DAILY_TOKENS = 200_000
 
 
 class ConfigError(Exception):
@@ -43,16 +47,15 @@ class Settings:
     summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
     summary_timeout: float = 120.0  # seconds one background compaction may take in all
     recall_turns: int = 5  # old turns brought back automatically per question (0: automatic recall off)
+    # access and cost (bot/access.py, bot/limits.py, bot/pricing.py)
+    owner_id: int | None = None  # OWNER_ID, else the first id of ALLOWED_USERS, else pairing
+    daily_message_limit: int = DEFAULT_DAILY_MESSAGES  # questions a day per user but the owner (0: unlimited)
+    daily_token_limit: int = DEFAULT_DAILY_TOKENS  # tokens a day per user but the owner (0: unlimited)
+    model_prices: tuple[tuple[str, Price], ...] = ()  # MODEL_PRICES overrides of bot/pricing.py
 
     @property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
-
-    def user_allowed(self, user_id: int | None) -> bool:
-        """Everyone is allowed when ALLOWED_USERS is empty."""
-        if not self.allowed_users:
-            return True
-        return user_id is not None and user_id in self.allowed_users
 
 
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
@@ -83,19 +86,40 @@ def _float(env: Mapping[str, str], name: str, default: float, minimum: float = 0
     return value
 
 
-def _users(raw: str) -> frozenset[int]:
-    ids: set[int] = set()
+def _users(raw: str) -> list[int]:
+    """The ids of ALLOWED_USERS in the order given (the first one is the owner unless OWNER_ID is set)."""
+    ids: list[int] = []
     for part in raw.replace(";", ",").split(","):
         part = part.strip()
         if not part:
             continue
         try:
-            ids.add(int(part))
+            ids.append(int(part))
         except ValueError:
             raise ConfigError(
                 f"ALLOWED_USERS must be numeric Telegram user ids separated by commas, got {part!r}"
             ) from None
-    return frozenset(ids)
+    return ids
+
+
+def _access_settings(env: Mapping[str, str]) -> dict[str, object]:
+    users = _users(env.get("ALLOWED_USERS", ""))
+    raw_owner = env.get("OWNER_ID", "").strip()
+    try:
+        owner = int(raw_owner) if raw_owner else (users[0] if users else None)
+    except ValueError:
+        raise ConfigError(f"OWNER_ID must be a numeric Telegram user id, got {raw_owner!r}") from None
+    try:
+        prices = parse_prices(env.get("MODEL_PRICES", ""))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return {
+        "allowed_users": frozenset(users),
+        "owner_id": owner,
+        "daily_message_limit": _int(env, "DAILY_MESSAGE_LIMIT", DEFAULT_DAILY_MESSAGES, minimum=0),
+        "daily_token_limit": _int(env, "DAILY_TOKEN_LIMIT", DEFAULT_DAILY_TOKENS, minimum=0),
+        "model_prices": tuple(prices.items()),
+    }
 
 
 def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool = True, dotenv: bool = True) -> Settings:
@@ -128,7 +152,6 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         anthropic_model=env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL,
         telegram_base_url=env.get("TELEGRAM_BASE_URL", "").strip() or DEFAULT_TELEGRAM_BASE_URL,
         data_dir=Path(env.get("DATA_DIR", "").strip() or "data").expanduser(),
-        allowed_users=_users(env.get("ALLOWED_USERS", "")),
         timezone=timezone,
         max_history_messages=_int(env, "MAX_HISTORY_MESSAGES", 20, minimum=2),
         max_history_chars=_int(env, "MAX_HISTORY_CHARS", 8000, minimum=100),
@@ -138,6 +161,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
         recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
         **_summary_settings(env),
+        **_access_settings(env),
     )
 
 

@@ -43,15 +43,121 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⚠️ Something went wrong. Please send it again.",
     },
     "not_allowed": {
-        "ko": "🔒 이 봇은 허용된 사용자만 쓸 수 있어요.\n당신의 텔레그램 사용자 ID: {user_id}\n"
-        "봇 관리자에게 이 번호를 .env 의 ALLOWED_USERS 에 추가해 달라고 하세요.",
-        "en": "🔒 This bot is for allowed users only.\nYour Telegram user id: {user_id}\n"
-        "Ask the bot's admin to add it to ALLOWED_USERS in .env.",
+        "ko": "🔒 이 봇은 비공개예요.\n당신의 텔레그램 사용자 ID: {user_id}\n"
+        "쓰고 싶다면 이 번호를 봇 주인에게 보내 주세요.",
+        "en": "🔒 This bot is private.\nYour Telegram user id: {user_id}\n"
+        "To use it, send this number to the bot's owner.",
+    },
+    "not_allowed.group": {
+        "ko": "🔒 이 봇은 비공개예요. 당신의 텔레그램 사용자 ID: {user_id}\n"
+        "봇 주인이 이 그룹에서 /allow 를 보내면 그룹의 모두가 쓸 수 있어요.",
+        "en": "🔒 This bot is private. Your Telegram user id: {user_id}\n"
+        "If the bot's owner sends /allow in this group, everyone here can use it.",
     },
     "text_only": {
         "ko": "지금은 글(텍스트)과 사진만 이해할 수 있어요. 내용을 글로 보내 주세요.",
         "en": "I can only read text and photos for now. Please send it as text.",
     },
+    # -- access: pairing, the owner's commands, groups (bot/tg/access.py) --
+    "pair.done": {
+        "ko": "✅ 이제 당신이 이 봇의 주인이에요 (ID {user_id}). 페어링 코드는 더 이상 쓸 수 없어요.\n"
+        "다른 사람을 들이려면 그 사람의 ID 로 /allow <ID>, 목록은 /users, 빼기는 /deny <ID>. "
+        "그룹에서는 그 그룹에서 /allow 를 보내세요.",
+        "en": "✅ You are now this bot's owner (id {user_id}). The pairing code can no longer be used.\n"
+        "To let someone in: /allow <their id>; the list: /users; to remove: /deny <id>. "
+        "For a group, send /allow in that group.",
+    },
+    "pair.wrong": {"ko": "🔒 코드가 맞지 않아요.", "en": "🔒 That code is not valid."},
+    "owner_only": {"ko": "이 명령은 봇 주인만 쓸 수 있어요.", "en": "Only the bot's owner can use this command."},
+    "allow.usage": {
+        "ko": "들일 사람의 텔레그램 ID 를 적어 주세요. 예: /allow 123456789\n"
+        "(그 사람이 봇에 말을 걸면 ID 를 알려 줘요. 그룹에서 /allow 만 보내면 그 그룹을 열어요.)",
+        "en": "Give the person's Telegram id, e.g. /allow 123456789\n"
+        "(The bot tells people their id when they write to it. /allow alone in a group opens that group.)",
+    },
+    "allow.done": {"ko": "✅ {who} 님을 들였어요.", "en": "✅ {who} may now use the bot."},
+    "allow.already": {"ko": "{who} 님은 이미 쓸 수 있어요.", "en": "{who} can already use the bot."},
+    "allow.config": {
+        "ko": "{who} 님은 설정(ALLOWED_USERS)에 있어서 이미 쓸 수 있어요.",
+        "en": "{who} is in ALLOWED_USERS and can already use the bot.",
+    },
+    "allow.group": {
+        "ko": "✅ 이 그룹을 열었어요. 이제 그룹의 누구든 저를 부르면 답해요.",
+        "en": "✅ This group is open now: I answer anyone here who mentions me.",
+    },
+    "allow.group_already": {"ko": "이 그룹은 이미 열려 있어요.", "en": "This group is already open."},
+    "deny.usage": {
+        "ko": "뺄 사람의 ID 를 적어 주세요. 예: /deny 123456789 (목록: /users). "
+        "그룹에서 /deny 만 보내면 그 그룹을 닫아요.",
+        "en": "Give the id to remove, e.g. /deny 123456789 (list: /users). /deny alone in a group closes that group.",
+    },
+    "deny.done": {"ko": "🚫 {who} 님은 이제 쓸 수 없어요.", "en": "🚫 {who} can no longer use the bot."},
+    "deny.already": {"ko": "{who} 님은 목록에 없어요.", "en": "{who} is not in the list."},
+    "deny.owner": {"ko": "주인은 뺄 수 없어요.", "en": "The owner cannot be removed."},
+    "deny.config": {
+        "ko": "{who} 님은 설정(ALLOWED_USERS)에 있어요. 빼려면 .env 에서 지우고 봇을 다시 시작하세요.",
+        "en": "{who} is in ALLOWED_USERS: remove them from .env and restart the bot.",
+    },
+    "deny.group": {
+        "ko": "🚫 이 그룹을 닫았어요. 이제 허용된 사람에게만 답해요.",
+        "en": "🚫 This group is closed: I answer only allowed people here.",
+    },
+    "deny.group_already": {"ko": "이 그룹은 열려 있지 않아요.", "en": "This group was not open."},
+    "users.header": {"ko": "👥 봇을 쓸 수 있는 사람", "en": "👥 Who may use the bot"},
+    "users.owner": {"ko": "주인", "en": "owner"},
+    "users.config": {"ko": "설정", "en": "config"},
+    "users.added": {"ko": "{at} 추가", "en": "added {at}"},
+    "users.groups": {"ko": "열린 그룹", "en": "Open groups"},
+    "users.footer": {
+        "ko": "들이기: /allow <ID> · 빼기: /deny <ID> · 사용량: /stats all",
+        "en": "Add: /allow <id> · remove: /deny <id> · usage: /stats all",
+    },
+    "group.admin_only": {
+        "ko": "그룹에서는 봇 주인이나 그룹 관리자만 이 명령을 쓸 수 있어요.",
+        "en": "In groups only the bot's owner or a group admin can use this command.",
+    },
+    # -- cost: daily limits and /stats --
+    "limit.messages": {
+        "ko": "⏳ 오늘 쓸 수 있는 질문 {limit}개를 모두 썼어요. {when}에 다시 쓸 수 있어요.",
+        "en": "⏳ You have used today's {limit} questions. You can ask again from {when}.",
+    },
+    "limit.tokens": {
+        "ko": "⏳ 오늘 쓸 수 있는 양(토큰 {limit}개)을 모두 썼어요. {when}에 다시 쓸 수 있어요.",
+        "en": "⏳ You have used today's allowance ({limit} tokens). You can ask again from {when}.",
+    },
+    "stats.usage": {
+        "ko": "💰 사용량 (요약·도구 포함, 예상 비용)\n오늘: 질문 {q_today}개, {tokens_today} → {cost_today}\n"
+        "전체: 질문 {q_total}개, {tokens_total} → {cost_total}",
+        "en": "💰 Usage (summaries and tools included, estimated cost)\nToday: {q_today} questions, "
+        "{tokens_today} → {cost_today}\nIn total: {q_total} questions, {tokens_total} → {cost_total}",
+    },
+    "stats.tokens": {
+        "ko": "입력 {input} · 출력 {output} · 캐시 쓰기 {cache_write} · 캐시 읽기 {cache_read}",
+        "en": "input {input} · output {output} · cache write {cache_write} · cache read {cache_read}",
+    },
+    "stats.all_header": {
+        "ko": "📊 사람별 사용량 (오늘 / 전체, 예상 비용)",
+        "en": "📊 Usage per person (today / in total, estimated cost)",
+    },
+    "stats.all_line": {
+        "ko": "• {who}: 오늘 질문 {q_today} · 토큰 {t_today} · {cost_today} / "
+        "전체 질문 {q_total} · 토큰 {t_total} · {cost_total}",
+        "en": "• {who}: today {q_today} questions · {t_today} tokens · {cost_today} / in total {q_total} questions · "
+        "{t_total} tokens · {cost_total}",
+    },
+    "stats.all_empty": {"ko": "아직 기록된 사용량이 없어요.", "en": "No usage recorded yet."},
+    "stats.all_sum": {
+        "ko": "합계: 오늘 {cost_today} / 전체 {cost_total}",
+        "en": "Sum: today {cost_today} / in total {cost_total}",
+    },
+    "stats.limits": {
+        "ko": "하루 한도 (주인 제외): 질문 {messages}, 토큰 {tokens}",
+        "en": "Daily limits (all but the owner): {messages} questions, {tokens} tokens",
+    },
+    "stats.unlimited": {"ko": "없음", "en": "none"},
+    "stats.terminal": {"ko": "터미널 (키보드 앞의 주인)", "en": "terminal (the owner at the keyboard)"},
+    "cost.unknown": {"ko": "가격 모름 ({models})", "en": "price unknown ({models})"},
+    "cost.partial": {"ko": "{cost} + 가격 모름 ({models})", "en": "{cost} + price unknown ({models})"},
     "retry.nothing": {
         "ko": "다시 물을 질문이 없어요.",
         "en": "There is no question to retry.",
@@ -74,7 +180,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "/forget &lt;번호&gt; — 사실 잊게 하기 (/forget all: 모두)\n"
         "/reset — 새 대화 시작 (이전 대화는 보관돼요, 지우지 않아요)\n"
         "/retry — 마지막 질문 다시 묻기\n"
-        "/stats — 저장된 메시지와 사용한 토큰\n"
+        "/stats — 저장된 메시지, 사용한 토큰과 예상 비용\n"
         "/export — 대화 기록을 파일(.jsonl)로 받기\n"
         "/help — 이 도움말",
         "en": "Hi! I'm an assistant that answers with Claude. 🧠\n\n"
@@ -96,7 +202,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "/forget &lt;number&gt; — make me forget a fact (/forget all: every one)\n"
         "/reset — start a fresh conversation (the old one is archived, not deleted)\n"
         "/retry — ask the last question again\n"
-        "/stats — messages stored and tokens used\n"
+        "/stats — messages stored, tokens used and estimated cost\n"
         "/export — get the conversation as a .jsonl file\n"
         "/help — this help",
     },
@@ -106,12 +212,15 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.summary": {"ko": "오래된 대화의 요약", "en": "Summary of the older conversation"},
     "cmd.reset": {"ko": "새 대화 시작 (이전 대화는 보관)", "en": "Start a fresh conversation (old one archived)"},
     "cmd.retry": {"ko": "마지막 질문 다시 묻기", "en": "Ask the last question again"},
-    "cmd.stats": {"ko": "메시지 수와 사용한 토큰", "en": "Messages stored and tokens used"},
+    "cmd.stats": {"ko": "메시지 수, 사용한 토큰과 예상 비용", "en": "Messages, tokens used and estimated cost"},
     "cmd.export": {"ko": "대화 기록 파일(.jsonl) 받기", "en": "Get the conversation as a .jsonl file"},
     "cmd.memory": {"ko": "기억하고 있는 사실 보기", "en": "The facts I remember about you"},
     "cmd.remember": {"ko": "사실 하나 기억시키기", "en": "Make me remember a fact"},
     "cmd.forget": {"ko": "사실 잊게 하기 (번호 또는 all)", "en": "Make me forget a fact (number or all)"},
     "cmd.search": {"ko": "지난 대화 전체에서 찾기", "en": "Search all earlier conversations"},
+    "cmd.allow": {"ko": "사람(ID)이나 이 그룹을 들이기", "en": "Let a person (id) or this group in"},
+    "cmd.deny": {"ko": "사람(ID)이나 이 그룹을 빼기", "en": "Remove a person (id) or this group"},
+    "cmd.users": {"ko": "봇을 쓸 수 있는 사람", "en": "Who may use the bot"},
     # -- Telegram: command replies --
     "history.empty": {
         "ko": "아직 이 채팅에 저장된 대화가 없어요. 다음 메시지는 기억 없이 보내요.",

@@ -22,6 +22,11 @@ from tests.fakes.telegram_server import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
 
+TEST_OWNER = 4242
+TEST_USERS = (TEST_OWNER, 1, 2, 3, 11, 12, 31, 222, 4343, 5151, 6161, 7171, 7373, 8080, 9090, -1004242)
+"""The users the bot process of the end-to-end tests lets in (``bot_env``): the ids the tests write as.
+The access tests start the bot with ``ALLOWED_USERS=""`` to see it closed by default."""
+
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -148,6 +153,10 @@ def bot_env(
         "ANTHROPIC_BASE_URL": fake_anthropic.url,
         "ANTHROPIC_MAX_RETRIES": "0",
         "DATA_DIR": str(data_dir),
+        # the bot is closed by default: let the tests' users in (the first is the owner), unlimited
+        "ALLOWED_USERS": ",".join(map(str, TEST_USERS)),
+        "DAILY_MESSAGE_LIMIT": "0",
+        "DAILY_TOKEN_LIMIT": "0",
     }
 
 

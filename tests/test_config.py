@@ -14,7 +14,8 @@ def test_defaults():
     assert s.data_dir == Path("data")
     assert s.timezone == "Asia/Seoul"
     assert (s.max_history_messages, s.max_history_chars) == (20, 8000)
-    assert s.allowed_users == frozenset() and s.user_allowed(12345)
+    assert s.allowed_users == frozenset() and s.owner_id is None  # closed: nobody but a paired owner
+    assert (s.daily_message_limit, s.daily_token_limit) == (50, 200_000) and s.model_prices == ()
     assert s.stream_interval == 1.0
     assert load_settings({**BASE, "STREAM_INTERVAL": "0.25"}).stream_interval == 0.25
 
@@ -33,7 +34,7 @@ def test_values_are_read():
         }
     )
     assert s.allowed_users == {1, 22, 333}
-    assert s.user_allowed(22) and not s.user_allowed(4) and not s.user_allowed(None)
+    assert s.owner_id == 1  # the first id of ALLOWED_USERS, as written
     assert (s.max_history_messages, s.max_history_chars) == (6, 2000)
     assert s.data_dir == Path("/tmp/x") and s.timezone == "Europe/Berlin"
     assert s.anthropic_model == "claude-opus-4-1" and s.telegram_base_url == "http://localhost:8081/bot"
@@ -51,12 +52,38 @@ def test_values_are_read():
         ({**BASE, "TIMEZONE": "Mars/Olympus"}, "TIMEZONE"),
         ({**BASE, "STREAM_INTERVAL": "fast"}, "STREAM_INTERVAL"),
         ({**BASE, "STREAM_INTERVAL": "0.01"}, "at least 0.05"),
+        ({**BASE, "OWNER_ID": "me"}, "OWNER_ID"),
+        ({**BASE, "DAILY_MESSAGE_LIMIT": "-1"}, "DAILY_MESSAGE_LIMIT must be at least 0"),
+        ({**BASE, "DAILY_TOKEN_LIMIT": "lots"}, "DAILY_TOKEN_LIMIT"),
+        ({**BASE, "MODEL_PRICES": "claude-sonnet-4"}, "MODEL_PRICES entry 'claude-sonnet-4' must look like"),
+        ({**BASE, "MODEL_PRICES": "claude-sonnet-4=3"}, "needs 2 or 4 prices"),
+        ({**BASE, "MODEL_PRICES": "claude-sonnet-4=3/x"}, "prices must be numbers"),
+        ({**BASE, "MODEL_PRICES": "claude-sonnet-4=3/-15"}, "not negative"),
+        ({**BASE, "MODEL_PRICES": "claude-sonnet-4=3/nan"}, "finite"),
     ],
 )
 def test_bad_settings_name_the_problem(env, needle):
     with pytest.raises(ConfigError) as e:
         load_settings(env)
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_owner_and_limits_and_prices_are_read():
+    s = load_settings(
+        {
+            **BASE,
+            "ALLOWED_USERS": "5,6",
+            "OWNER_ID": "77",
+            "DAILY_MESSAGE_LIMIT": "0",
+            "DAILY_TOKEN_LIMIT": "1000",
+            "MODEL_PRICES": "claude-sonnet-4=2/10; my-model=0.5/1.5/0.6/0.05,",
+        }
+    )
+    assert s.owner_id == 77 and s.allowed_users == {5, 6}
+    assert (s.daily_message_limit, s.daily_token_limit) == (0, 1000)
+    prices = dict(s.model_prices)
+    assert prices["claude-sonnet-4"].cache_write == 2.5 and prices["claude-sonnet-4"].cache_read == 0.2
+    assert (prices["my-model"].cache_write, prices["my-model"].cache_read) == (0.6, 0.05)
 
 
 def test_terminal_chat_needs_no_telegram_token():

@@ -98,7 +98,7 @@ def test_not_allowed_user_is_told_their_id(
     start_bot(ALLOWED_USERS="111, 222")
     fake_telegram.send_text(CHAT, "안녕", user_id=999)
     reply = fake_telegram.wait_sent(CHAT)[0]
-    assert "999" in reply and "ALLOWED_USERS" in reply
+    assert "999" in reply and "주인" in reply  # their id, to send to the owner
     fake_telegram.send_text(CHAT + 1, "안녕", user_id=222)
     assert fake_telegram.wait_sent(CHAT + 1) == ["echo: 안녕"]
     assert len(fake_anthropic.requests) == 1

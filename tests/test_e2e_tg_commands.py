@@ -3,6 +3,7 @@
 import json
 import time
 
+from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import Error, FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -28,8 +29,8 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
     start_bot(**FAST)
-    calls = fake_telegram.wait_for(lambda: len(c := fake_telegram.calls_of("setMyCommands")) >= 2 and c)
-    menus = {c.params.get("language_code"): c.params["commands"] for c in calls}
+    calls = fake_telegram.wait_for(lambda: len(c := fake_telegram.calls_of("setMyCommands")) >= 4 and c)
+    menus = {c.params.get("language_code"): c.params["commands"] for c in calls if "scope" not in c.params}
     assert set(menus) == {None, "en"}  # Korean is the default list, English for English clients
     names = [c["command"] for c in menus[None]]
     assert names == [c["command"] for c in menus["en"]]
@@ -37,6 +38,11 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
         "help", "history", "summary", "search", "memory", "remember", "forget", "reset", "retry", "stats", "export"
     }  # fmt: skip
     assert "대화" in menus[None][1]["description"] and menus["en"][1]["description"].isascii()
+    # the owner's own menu adds the access commands, in their chat only
+    owner = {c.params.get("language_code"): c.params for c in calls if "scope" in c.params}
+    assert set(owner) == {None, "en"}
+    assert owner[None]["scope"] == {"type": "chat", "chat_id": TEST_OWNER}
+    assert [c["command"] for c in owner["en"]["commands"]] == [*names, "users", "allow", "deny"]
 
     ko = ask(fake_telegram, "/start")
     assert "기억" in ko and "/reset" in ko and "@memory_test_bot" in ko

@@ -23,9 +23,10 @@ from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import TextCallback
 from bot.search_commands import search_text
 from bot.texts import t
+from bot.tg import access as tg_access
 from bot.tg import photos
 from bot.tg.groups import is_group
-from bot.tg.handlers import check_allowed, lang_for, reply, respond, services, target_for
+from bot.tg.handlers import admitted, check_allowed, lang_for, reply, respond, services, target_for
 from bot.tg.render import Part, escape, html_to_text
 from bot.tg.send import send_part
 from memory.content import display_text
@@ -54,9 +55,9 @@ async def register_menu(app: Application) -> None:
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/start and /help: what the bot is, what it remembers, and the commands."""
+    """/start and /help: what the bot is, what it remembers, and the commands (``/start <code>``: pairing)."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or await tg_access.pairing(update, context) or not await check_allowed(update, context):
         return
     html_text = t("help", lang_for(update), bot=escape("@" + (context.bot.username or "bot")))
     await send_part(context.bot, target_for(message), Part(html_text, html_to_text(html_text)))
@@ -137,9 +138,9 @@ async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/forget <n> removes a fact; /forget all puts them all aside (archived, never deleted)."""
+    """/forget <n> removes a fact; /forget all puts them all aside (archived, never deleted). Groups: admins."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await check_allowed(update, context) or not await tg_access.may_manage(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
     text = await asyncio.to_thread(forget_text, assistant, message.chat.id, _argument(update), lang)
@@ -147,9 +148,9 @@ async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def reset_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/reset: a fresh conversation; the old transcript is archived (renamed), never deleted."""
+    """/reset: a fresh conversation; the old transcript is archived (renamed), never deleted. Groups: admins."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await check_allowed(update, context) or not await tg_access.may_manage(update, context):
         return
     svc, lang = services(context), lang_for(update)
     async with svc.chat_lock(message.chat.id):
@@ -160,7 +161,7 @@ async def reset_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/retry: ask the last question again (after a failure, or for another answer that replaces the last)."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await check_allowed(update, context) or not await admitted(update, context):
         return
     assistant = services(context).assistant
     chat_id = message.chat.id
@@ -192,16 +193,22 @@ def _number(value: Any) -> str:
 
 
 async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/stats: messages stored, summary coverage, and tokens used in this chat."""
+    """/stats: messages stored, summary coverage, tokens and estimated cost in this chat; /stats all: per person."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None:
+        return
+    if _argument(update).strip().lower() == "all":
+        await tg_access.stats_all(update, context)
+        return
+    if not await check_allowed(update, context):
         return
     lang = lang_for(update)
     stats = await asyncio.to_thread(services(context).assistant.stats, message.chat.id)
     covers = stats.get("summary_covers")
     summary = t("stats.covers", lang, n=_number(covers)) if covers else t("stats.no_summary", lang)
     numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write", "facts")}
-    await reply(update, context, t("stats", lang, summary=summary, **numbers))
+    usage = await tg_access.chat_usage(context, message.chat.id, lang)
+    await reply(update, context, t("stats", lang, summary=summary, **numbers) + "\n" + usage)
 
 
 def _read_prefix(path: Path, size: int) -> bytes:

@@ -95,14 +95,17 @@ async def typing(
 
 
 async def check_allowed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """True if the sender may use the bot; otherwise tell them their id and how to be added."""
-    user = update.effective_user
-    if services(context).settings.user_allowed(user.id if user else None):
-        return True
-    if update.effective_message is not None and user is not None:
-        log.info("refused user %s", user.id)
-        await reply(update, context, t("not_allowed", lang_for(update), user_id=user.id))
-    return False
+    """True if the sender may use the bot in this chat; strangers are told their id (bot/tg/access.py)."""
+    from bot.tg.access import gate  # that module builds on this one
+
+    return await gate(update, context)
+
+
+async def admitted(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """True if the question may go to the model now: counted against the sender's daily limits."""
+    from bot.tg.access import admit
+
+    return await admit(update, context)
 
 
 async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | None:
@@ -185,6 +188,8 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not text.strip():
         await reply(update, context, t("group.empty", lang_for(update)))
         return
+    if not await admitted(update, context):
+        return
     question = question_for(update, text)
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
     await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
@@ -214,6 +219,8 @@ async def answer_image(
     except TelegramError as e:
         log.warning("could not download a photo: %s", e)
         await reply(update, context, t("photo.failed", lang))
+        return
+    if not await admitted(update, context):
         return
     question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]

@@ -152,6 +152,9 @@ class FakeTelegram(FakeHTTPServer):
         self.unknown_chats: set[int] = set()  # chats that do not exist for the bot: 400 "chat not found"
         self.user_messages: dict[int, set[int]] = {}  # chat -> ids of the messages pushed as updates
         self.bot_messages: dict[int, dict[int, dict[str, Any]]] = {}  # chat -> message id -> state
+        # group chat -> user -> status ("creator", "administrator", "member", …); senders become members
+        self.members: dict[int, dict[int, str]] = {}
+        self.users: dict[int, dict[str, Any]] = {}  # user id -> User object, as last seen in an update
         self._updates: list[dict[str, Any]] = []
         self._failures: list[Failure] = []
         self._update_ids = itertools.count(1)
@@ -418,10 +421,22 @@ class FakeTelegram(FakeHTTPServer):
 
     # -- what Telegram refuses before any method runs --------------------------------------
     def _note_message(self, update: dict[str, Any]) -> None:
-        """Remember the id of a message pushed as an update (it can be replied to)."""
+        """Remember the id of a message pushed as an update (it can be replied to) and its sender."""
         message = update.get("message") or update.get("edited_message")
         if isinstance(message, dict) and "chat" in message:
-            self.user_messages.setdefault(int(message["chat"]["id"]), set()).add(int(message["message_id"]))
+            chat_id = int(message["chat"]["id"])
+            self.user_messages.setdefault(chat_id, set()).add(int(message["message_id"]))
+            sender = message.get("from")
+            if isinstance(sender, dict):
+                self.users[int(sender["id"])] = sender
+                if message["chat"].get("type") in ("group", "supergroup"):
+                    self.members.setdefault(chat_id, {}).setdefault(int(sender["id"]), "member")
+
+    def set_member(self, chat_id: int, user_id: int, status: str, first_name: str = "Admin") -> None:
+        """Make ``user_id`` a ``creator``/``administrator``/``member`` of the group ``chat_id``."""
+        with self._cond:
+            self.users.setdefault(user_id, {"id": user_id, "is_bot": False, "first_name": first_name})
+            self.members.setdefault(int(chat_id), {})[int(user_id)] = status
 
     def _message_exists(self, chat_id: int, message_id: int) -> bool:
         with self._cond:
@@ -584,3 +599,50 @@ class FakeTelegram(FakeHTTPServer):
 
     def api_getMyCommands(self, p: dict[str, Any]) -> Any:  # noqa: N802
         return []
+
+    def _member(self, chat_id: int, user_id: int, status: str) -> dict[str, Any]:
+        """A ChatMember object with the fields Telegram always sends for ``status``."""
+        user = self.users.get(user_id, {"id": user_id, "is_bot": False, "first_name": str(user_id)})
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "creator":
+            member["is_anonymous"] = False
+        elif status == "administrator":
+            rights = ("can_manage_chat", "can_delete_messages", "can_manage_video_chats", "can_restrict_members",
+                      "can_promote_members", "can_change_info", "can_invite_users", "can_post_stories",
+                      "can_edit_stories", "can_delete_stories")  # fmt: skip
+            member.update({"can_be_edited": False, "is_anonymous": False, **dict.fromkeys(rights, True)})
+        return member
+
+    def _member_params(self, p: dict[str, Any], need_user: bool) -> tuple[int, int] | tuple[int, str]:
+        if "chat_id" not in p:
+            return 400, "Bad Request: chat_id is empty"
+        if need_user and "user_id" not in p:
+            return 400, "Bad Request: user_id is empty"
+        try:
+            return int(p["chat_id"]), int(p.get("user_id") or 0)
+        except (TypeError, ValueError):
+            return 400, "Bad Request: invalid user_id specified"
+
+    def api_getChatMember(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        """Like Telegram: a user who never was in the group is "left"; a private chat has its user as member."""
+        parsed = self._member_params(p, need_user=True)
+        if isinstance(parsed[1], str):
+            return parsed
+        chat_id, user_id = parsed
+        with self._cond:
+            if chat_id > 0:
+                if user_id != chat_id:
+                    return 400, "Bad Request: member not found"
+                return self._member(chat_id, user_id, "member")
+            return self._member(chat_id, user_id, self.members.get(chat_id, {}).get(user_id, "left"))
+
+    def api_getChatAdministrators(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        parsed = self._member_params(p, need_user=False)
+        if isinstance(parsed[1], str):
+            return parsed
+        chat_id = int(parsed[0])
+        if chat_id > 0:
+            return 400, "Bad Request: there are no administrators in the private chat"
+        with self._cond:
+            members = self.members.get(chat_id, {})
+            return [self._member(chat_id, uid, st) for uid, st in members.items() if st in ("creator", "administrator")]
