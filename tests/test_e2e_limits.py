@@ -23,6 +23,7 @@ from tests.fakes.telegram_server import FakeTelegram
 OWNER = 1
 FRIEND = 7
 OTHER = 8
+HASTY = 9
 # usage of one answer with every kind of token (what the real API reports with prompt caching)
 USAGE = {
     "input_tokens": 1000,
@@ -44,7 +45,7 @@ def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic,
         "ANTHROPIC_MAX_RETRIES": "0",
         "DATA_DIR": str(data_dir),
         "OWNER_ID": str(OWNER),
-        "ALLOWED_USERS": f"{FRIEND},{OTHER}",
+        "ALLOWED_USERS": f"{FRIEND},{OTHER},{HASTY}",
         "STREAM_INTERVAL": "0.1",
     }
 
@@ -98,7 +99,12 @@ async def test_daily_limits_across_midnight_in_korea_and_a_restart(
         # the owner is never limited
         for i in range(3):
             assert await ask(fake_telegram, OWNER, f"주인 {i}") == f"echo: 주인 {i}"
-    assert len(fake_anthropic.requests) == 6  # refused questions cost no model call
+        # five questions at once: they are counted when accepted, so only two go to the model
+        for i in range(5):
+            fake_telegram.send_text(HASTY, f"급해 {i}")
+        replies = await _wait(fake_telegram, lambda: len(s := fake_telegram.sent(HASTY)) >= 5 and s)
+        assert sorted(replies).count(midnight_reply("messages", "2")) == 3
+    assert len(fake_anthropic.requests) == 8  # refused questions cost no model call
     stored = (data_dir / "chats" / f"{FRIEND}.jsonl").read_text(encoding="utf-8")
     assert "셋" not in stored and stored.count('"role":"user"') == 2  # and nothing was stored for them
     ledger = json.loads((data_dir / "usage.json").read_text())
@@ -115,7 +121,7 @@ async def test_daily_limits_across_midnight_in_korea_and_a_restart(
     ledger = json.loads((data_dir / "usage.json").read_text())
     assert ledger["days"]["2026-11-30"]["users"][str(FRIEND)]["q"] == 1
     assert ledger["total"]["users"][str(FRIEND)]["q"] == 3
-    assert len(fake_anthropic.requests) == 8
+    assert len(fake_anthropic.requests) == 10
 
 
 async def test_stats_shows_tokens_and_cost_today_and_in_total(
