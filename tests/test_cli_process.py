@@ -394,3 +394,16 @@ def test_interactive_terminal_has_a_prompt_and_keeps_input_history(
     assert history.stat().st_mode & 0o777 == 0o600
     assert "안녕 터미널" in history.read_text(encoding="utf-8")
     assert [m["content"] for m in stored(data_dir, "tty")] == ["안녕 터미널", "echo: 안녕 터미널"]
+
+
+def test_the_terminal_chat_records_its_usage_as_the_owner_at_the_keyboard(
+    cli_env, workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    fake_anthropic.reply(Text("하나", usage=usage), Text("둘", usage=usage))
+    p = run_cli({**cli_env, "DAILY_MESSAGE_LIMIT": "1"}, workdir, "질문 하나\n질문 둘\n", "--chat", "kbd")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().rstrip().endswith("둘")  # never limited
+    ledger = json.loads((data_dir / "usage.json").read_text())
+    assert ledger["total"]["users"]["terminal"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
+    assert ledger["total"]["chats"]["kbd"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
