@@ -508,8 +508,8 @@ class Assistant:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self.recall is not None:
-            self.recall.close()
+        # the recall index is not closed here: a worker thread may still be inside it (a cancelled
+        # to_thread keeps running); its connections close with the process
 
     def _archive_files(self, chat_id: ChatId, stamp: str) -> Path | None:
         with self.memory.store.lock(chat_id, blocking=True):

@@ -546,9 +546,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
 
+    from bot.claude import prewarm
     from bot.wiring import make_assistant
 
     assistant = make_assistant(settings)
+    prewarm()  # the SDK is imported while the user types the first question
     interactive = sys.stdin.isatty()
     session = ChatSession(
         assistant,

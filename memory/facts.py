@@ -131,6 +131,9 @@ class FactStore:
         except (UnicodeDecodeError, json.JSONDecodeError):
             log.warning("facts %s are unreadable: ignored until fixed (the file is left as it is)", path.name)
             raise FactFileError(path) from None
+        if not isinstance(data, dict) or not isinstance(data.get("facts", []), list):
+            log.warning("facts %s are not a facts file: ignored until fixed (the file is left as it is)", path.name)
+            raise FactFileError(path)
         facts = [f for f in (Fact.from_json(x) for x in data.get("facts", [])) if f is not None]
         numbers = [int(f.id) for f in facts if f.id.isdigit()]
         next_id = data.get("next_id")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from telegram import Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 
 from bot.ask import Assistant
+from bot.claude import prewarm
 from bot.config import Settings
 from bot.tg import commands, handlers
 from bot.wiring import make_assistant
@@ -26,9 +28,14 @@ def file_base_url(base_url: str) -> str:
 def build_application(settings: Settings, assistant: Assistant) -> Application:
     """The PTB application with all handlers registered; nothing runs yet."""
 
+    async def post_init(app: Application) -> None:
+        # polling starts right away: the menu is registered and the SDK imported meanwhile
+        app.bot_data["menu_task"] = asyncio.create_task(commands.register_menu(app), name="register-menu")
+        prewarm()
+
     async def post_shutdown(app: Application) -> None:
         await assistant.aclose()  # a compaction in flight is cancelled and writes nothing
-        close = getattr(getattr(assistant.model, "client", None), "close", None)
+        close = getattr(assistant.model, "aclose", None)
         if close is not None:
             await close()
 
@@ -39,7 +46,7 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(64)
         .rate_limiter(AIORateLimiter(max_retries=3))
-        .post_init(commands.register_menu)
+        .post_init(post_init)
         .post_shutdown(post_shutdown)
         .build()
     )
