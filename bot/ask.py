@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from bot.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import build_system, with_cache_breakpoint
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
+from bot.turnlog import log_turn
 from memory.content import api_content, content_text
 from memory.facts import Change, Fact, FactStore
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
@@ -236,12 +238,15 @@ class Assistant:
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()
+        started = time.monotonic()
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             turn, answer = await self._run_tools_loop(chat_id, q, system, messages, offset, asked_at, on_text)
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)
+            log_turn(chat_id, latency=time.monotonic() - started, usage=None, tool_rounds=0, outcome=e.kind,
+                     question=q.text)  # fmt: skip
             raise
         user: dict[str, Any] = {"role": "user", "content": q.text, "at": _iso(asked_at), **q.meta}
         if retry:
@@ -261,6 +266,8 @@ class Assistant:
             if task is not None:
                 task.uncancel()
         self._failed.pop(str(chat_id), None)
+        log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
+                 outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
         return answer
 
     def _prepare(
