@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable
 
 from bot.config import ConfigError, Settings, load_settings, log_level
+from bot.turnlog import content_enabled
 
 USAGE = (
     "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
@@ -51,6 +52,11 @@ def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
     # these loggers print request URLs, and Telegram's URLs contain the bot token: WARNING at any level
     for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    if level == "DEBUG" and not content_enabled():
+        # the libraries' debug output shows every update and request, message text included:
+        # only with LOG_CONTENT=1; DEBUG alone is for the bot's own loggers
+        for name in ("telegram", "anthropic", "tornado"):
+            logging.getLogger(name).setLevel(logging.INFO)
 
 
 def _pop_log_level(args: list[str]) -> tuple[str | None, list[str]]:
