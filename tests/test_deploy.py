@@ -154,9 +154,9 @@ def test_systemd_analyze_verify(tmp_path):
     # and the unit as shipped: the program that is not installed here is the only complaint
     run = subprocess.run([tool, "verify", "--man=no", str(UNIT)], capture_output=True, text=True, timeout=120)
     complaints = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-    assert complaints == [
-        f"{UNIT.name}: Command {exec_start.group(1)} is not executable: No such file or directory"
-    ], complaints
+    assert complaints == [f"{UNIT.name}: Command {exec_start.group(1)} is not executable: No such file or directory"], (
+        complaints
+    )
 
 
 def test_systemd_analyze_would_catch_a_typo(tmp_path):

@@ -11,7 +11,6 @@ from bot.__main__ import Redact
 from bot.ask import Assistant
 from bot.model import FakeModel, ModelError, Usage
 from bot.turnlog import format_turn
-from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
 
 QUESTION = "내 비밀번호 힌트는 고양이 이름이야"
