@@ -369,3 +369,28 @@ def test_summary_sha_is_what_the_store_checks(data_dir):
     assert s is not None and store.load(42) == s
     raw = t.path(42).read_bytes()[s.last_offset : s.end]
     assert hashlib.sha256(raw).hexdigest() == s.last_sha256
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (b'{"role":"user","content":"half a sent', "cut"),  # inside a string
+        (b'{"role":"user","content":', "cut"),  # expecting a value
+        (b'{"role":"user",', "cut"),  # expecting a key
+        ('{"role":"user","content":"한'.encode()[:-1], "cut"),  # inside a UTF-8 character
+        (b'{"role":"user","content":"x"} trailing', "bad"),
+        (b"not json at all", "bad"),
+        (b'{"role":"user","content":"x\xff"}', "bad"),  # invalid UTF-8 inside
+        (b'{"role":"system","content":"x"}', "bad"),  # valid JSON, not a message
+        (b'["role","user"]', "bad"),
+    ],
+)
+def test_scan_tells_crash_leftovers_from_damage(tmp_path, line, kind):
+    from bot.doctor_checks import scan_transcript
+
+    path = tmp_path / "1.jsonl"
+    ok_line = b'{"role":"user","content":"q"}\n'
+    path.write_bytes(ok_line + line + b"\n" + ok_line)
+    scan = scan_transcript(path)
+    assert scan.messages == 2 and not scan.torn_last
+    assert (scan.cut, scan.bad) == (([2], []) if kind == "cut" else ([], [2]))

@@ -75,9 +75,16 @@ def test_redact_filter_hides_secrets_whoever_logs_them():
     try:
         logger.warning("url https://api/bot%s/getMe and %s", "123456:SECRET-token-part", "hook_secret_1")
         logger.warning("just SECRET-token-part")
+        try:
+            raise RuntimeError("GET https://api/bot123456:SECRET-token-part/getMe failed")
+        except RuntimeError:
+            logger.exception("request failed")
     finally:
         logger.removeHandler(handler)
-    assert stream.getvalue() == "url https://api/bot[redacted]/getMe and [redacted]\njust [redacted]\n"
+    lines = stream.getvalue().splitlines()
+    assert lines[:3] == ["url https://api/bot[redacted]/getMe and [redacted]", "just [redacted]", "request failed"]
+    assert lines[-1] == "RuntimeError: GET https://api/bot[redacted]/getMe failed"
+    assert "SECRET" not in stream.getvalue()
 
 
 def test_bad_log_level_stops_the_start(bot_env, tmp_path):
