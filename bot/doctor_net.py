@@ -61,6 +61,29 @@ def telegram_check(ctx: Context) -> Iterator[Result]:
         return
     me = body.get("result") or {}
     yield ok("telegram", f"getMe answered: @{me.get('username', '?')} (id {me.get('id', '?')}) on {host}")
+    if ctx.settings is not None and ctx.settings.webhook_url:
+        yield _webhook_info(ctx, f"{base}{token}", ctx.settings.webhook_url)
+
+
+def _webhook_info(ctx: Context, api: str, wanted: str) -> Result:
+    """What Telegram knows of the webhook: its URL and the last delivery error, if any."""
+    try:
+        info = httpx.get(f"{api}/getWebhookInfo", timeout=ctx.timeout).json().get("result") or {}
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return note("telegram", "getWebhookInfo did not answer: the webhook was not checked")
+    url = str(info.get("url") or "")
+    if url != wanted:
+        shown = url or "none (long polling)"
+        return note("telegram", f"Telegram's webhook is {shown}; the bot sets WEBHOOK_URL at its next start")
+    error = info.get("last_error_message")
+    if error:
+        return problem(
+            "telegram",
+            f"Telegram could not deliver to the webhook: {str(error)[:200]} "
+            f"({info.get('pending_update_count', 0)} updates waiting): check the reverse proxy, HTTPS and "
+            "WEBHOOK_PORT",
+        )
+    return ok("telegram", f"webhook {url} is set; {info.get('pending_update_count', 0)} updates waiting")
 
 
 def _anthropic_check(ctx: Context, key: str, model: str, label: str) -> Result:

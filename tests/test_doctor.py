@@ -394,3 +394,25 @@ def test_scan_tells_crash_leftovers_from_damage(tmp_path, line, kind):
     scan = scan_transcript(path)
     assert scan.messages == 2 and not scan.torn_last
     assert (scan.cut, scan.bad) == (([2], []) if kind == "cut" else ([], [2]))
+
+
+def test_webhook_state_as_telegram_sees_it(data_dir, fake_telegram: FakeTelegram, fake_anthropic):
+    url = "https://bot.example.com/tg"
+    env = env_for(
+        data_dir,
+        TELEGRAM_BOT_TOKEN=fake_telegram.token,
+        TELEGRAM_BASE_URL=fake_telegram.base_url,
+        ANTHROPIC_BASE_URL=fake_anthropic.url,
+        WEBHOOK_URL=url,
+        WEBHOOK_SECRET="hook_secret_123",
+    )
+    rc, lines = run_doctor(env)
+    assert rc == 0 and "the bot sets WEBHOOK_URL at its next start" in lines_of(lines, "telegram")[1]
+    fake_telegram.webhook = {"url": url, "secret_token": "hook_secret_123"}
+    rc, lines = run_doctor(env)
+    assert rc == 0 and lines_of(lines, "telegram")[1] == f"ok       telegram: webhook {url} is set; 0 updates waiting"
+    fake_telegram.webhook_error = "Connection refused"
+    rc, lines = run_doctor(env)
+    assert rc == 1
+    line = lines_of(lines, "telegram")[1]
+    assert line.startswith("problem") and "Connection refused" in line and "3 updates waiting" in line

@@ -124,3 +124,18 @@ def test_bot_start_records_the_format(start_bot, data_dir):
     bot = start_bot()
     assert stored_format(data_dir)["format"] == FORMAT
     assert bot.stop() == 0
+
+
+def test_bot_process_creates_files_private_whatever_the_umask(start_bot, fake_telegram):
+    old = os.umask(0o022)  # the bot inherits Docker's usual umask
+    try:
+        bot = start_bot()
+    finally:
+        os.umask(old)
+    status = open(f"/proc/{bot.proc.pid}/status").read() if os.path.exists("/proc/self/status") else ""
+    if not status:
+        bot.stop()
+        pytest.skip("no /proc here: the umask of the bot process cannot be read")
+    umask = next(line.split()[1] for line in status.splitlines() if line.startswith("Umask:"))
+    assert bot.stop() == 0
+    assert umask == "0077"

@@ -152,6 +152,7 @@ class FakeTelegram(FakeHTTPServer):
         self._cond = threading.Condition()
         self._closed = False
         self.webhook: dict[str, Any] | None = None  # what setWebhook set: url, secret_token, ...
+        self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
 
     @property
     def base_url(self) -> str:
@@ -441,9 +442,15 @@ class FakeTelegram(FakeHTTPServer):
         return True
 
     def api_getWebhookInfo(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        """The set URL, and a delivery error a test puts in ``webhook_error`` (Telegram's last_error_*)."""
         with self._cond:
             url = (self.webhook or {}).get("url", "")
-        return {"url": url, "has_custom_certificate": False, "pending_update_count": 0}
+            info: dict[str, Any] = {"url": url, "has_custom_certificate": False, "pending_update_count": 0}
+            if url and self.webhook_error:
+                info.update(
+                    last_error_date=int(time.time()), last_error_message=self.webhook_error, pending_update_count=3
+                )
+        return info
 
     def api_getUpdates(self, p: dict[str, Any]) -> Any:  # noqa: N802
         with self._cond:
