@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.doctor import Context, Result, check, note, ok, problem, skip
+from memory.facts import Fact
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
 from memory.summary import Summary, SummaryStore
 from memory.transcript import ROLES, Transcript
@@ -354,12 +355,12 @@ def summaries_check(ctx: Context) -> Iterator[Result]:
 
 @check("facts")
 def facts_check(ctx: Context) -> Iterator[Result]:
-    """Every chats/*.facts.json is a JSON object (the facts store checks its own details)."""
+    """Every chats/*.facts.json is a facts file (memory/facts.py): an object with a "facts" list."""
     paths = [p for p in _chat_files(ctx, "*.facts.json") if p.parent.name == "chats"]
     if not paths:
         yield ok("facts", "none yet")
         return
-    good = 0
+    good = facts = 0
     for path in paths:
         try:
             data = json.loads(path.read_bytes())
@@ -368,16 +369,22 @@ def facts_check(ctx: Context) -> Iterator[Result]:
             continue
         except (UnicodeDecodeError, json.JSONDecodeError):
             data = None
-        if not isinstance(data, dict):
+        entries = data.get("facts") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
             yield problem(
                 "facts",
-                f"{path.name} is not a JSON object: restore it from a backup (with the bot stopped), "
-                f"or move it aside (mv {path} {path}.bad)",
+                f"{path.name} is not a facts file: the bot cannot use or change this chat's facts until it is "
+                f"fixed; with the bot stopped, restore it from a backup or move it aside (mv {path} {path}.bad)",
             )
             continue
+        valid = sum(Fact.from_json(entry) is not None for entry in entries)
+        if valid < len(entries):
+            yield note("facts", f"{path.name}: {len(entries) - valid} entries are not facts and are ignored")
         good += 1
+        facts += valid
     if good == len(paths):
-        yield ok("facts", f"{good} file{'s' if good != 1 else ''}, all readable")
+        files = f"{good} file{'s' if good != 1 else ''}"
+        yield ok("facts", f"{files}, {facts} fact{'s' if facts != 1 else ''}, all readable")
 
 
 RECALL_FILE = "recall.sqlite3"

@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.model import Model
-from memory.summary import HEADINGS, NOTHING
 from memory.content import display_text, shorten
+from memory.summary import HEADINGS, NOTHING
 
 SYSTEM_MARK = "[SUMMARIZER / 대화 요약기]"
 """First line of the summarizer's system prompt (also how test servers recognise it)."""

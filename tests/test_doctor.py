@@ -6,7 +6,6 @@ Most tests call ``doctor.main`` in-process with an explicit environment; one run
 
 import hashlib
 import io
-import json
 import os
 import sqlite3
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot import doctor
+from memory.facts import FactStore
 from memory.format import ensure_format
 from memory.summary import Summary, SummaryStore
 from memory.transcript import Transcript
@@ -69,9 +69,7 @@ def healthy_data(data_dir: Path) -> Transcript:
             at="2026-11-29T23:05:00+09:00",
         ),
     )
-    facts = data_dir / "chats" / "42.facts.json"
-    facts.write_text(json.dumps({"facts": [{"text": "자물쇠 4719"}]}))
-    facts.chmod(0o600)
+    FactStore(data_dir).add(42, "자물쇠 번호는 4719")
     con = sqlite3.connect(data_dir / "recall.sqlite3")
     con.execute("CREATE VIRTUAL TABLE recall USING fts5(text)")
     con.execute("INSERT INTO recall VALUES ('자물쇠 4719')")
@@ -126,7 +124,9 @@ def test_damaged_data_directory(data_dir):
     summary = lines_of(lines, "summaries")
     assert len(summary) == 1 and summary[0].startswith("problem") and "7.summary.json" in summary[0]
     assert "mv " in summary[0]  # says what to do
-    assert statuses(lines, "facts") == {"problem"}
+    assert (
+        statuses(lines, "facts") == {"problem"} and "42.facts.json is not a facts file" in lines_of(lines, "facts")[0]
+    )
     assert statuses(lines, "recall index") == {"problem"}
     modes = lines_of(lines, "file modes")
     assert modes == [
