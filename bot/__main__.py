@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Iterable
 
@@ -23,15 +24,25 @@ class Redact(logging.Filter):
         super().__init__()
         self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
 
+    def _clean(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.secrets:
             return True
         message = record.getMessage()
-        clean = message
-        for secret in self.secrets:
-            clean = clean.replace(secret, "[redacted]")
+        clean = self._clean(message)
         if clean != message:
             record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            # a traceback may quote a request URL, and Telegram's URLs hold the token
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._clean(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._clean(record.stack_info)
         return True
 
 
@@ -98,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     setup_logging(level, secrets_of(settings))
+    # whatever the service manager's umask (Docker's is 022): files this process creates are private
+    os.umask(0o077)
     from memory.format import FormatError, ensure_format
 
     try:
