@@ -1,4 +1,5 @@
-"""Entry point: ``python -m bot`` runs the Telegram bot; ``python -m bot chat`` the terminal chat."""
+"""Entry point: ``python -m bot`` runs the Telegram bot; ``python -m bot chat`` the terminal chat;
+``python -m bot search`` searches a chat's history."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from bot.turnlog import content_enabled
 USAGE = (
     "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
     "       python -m bot chat                   chat in the terminal (see --help there)\n"
-    "       python -m bot doctor [--offline]     check settings, data and connections (see --help there)"
+    "       python -m bot doctor [--offline]     check settings, data and connections (see --help there)\n"
+    "       python -m bot search                 search a chat's whole history (see --help there)"
 )
 
 
@@ -95,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot import doctor
 
         return doctor.main(args[1:])
+    if args and args[0] == "search":
+        from bot import search_cli
+
+        return search_cli.main(args[1:])
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return 0

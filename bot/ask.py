@@ -9,20 +9,26 @@ One object owns building the request from memory and writing the turn back:
   go back, at most ``max_tool_rounds`` times per question, then Claude must answer;
 - the whole exchange (question, tool calls, tool results, answer) is appended as one turn,
   once, only after a successful answer; a failure anywhere stores nothing;
-- compaction (``maintain``) runs after the reply was delivered, so the user never waits for it.
+- compaction (``maintain``) runs in the background after the reply was delivered, never under
+  the chat's lock and with a total time limit, so the user never waits for it;
+- every model call's usage is reported to ``on_spend`` with the user who caused it (answers,
+  tool rounds and summaries), for cost accounting and limits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.locks import ChatLocks
 from bot.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import build_system, with_cache_breakpoint
 from bot.tools import Tool, Toolbox, ToolContext
@@ -30,6 +36,7 @@ from bot.tools.facts import fact_tools
 from bot.turnlog import log_turn
 from memory.content import api_content, content_text
 from memory.facts import Change, Fact, FactStore
+from memory.pending import PendingStore
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
 from memory.turns import complete_turns, flatten, is_complete
@@ -43,6 +50,27 @@ MAX_TOOL_ROUNDS = 4
 """Tool rounds per question; after that Claude must answer without tools."""
 
 NO_TOOLS = {"type": "none"}
+
+COMPACTION_TIMEOUT = 120.0
+"""Seconds one background compaction may take in all (summarizer calls included)."""
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One model call's usage and who caused it (``kind``: answer, tool, summary)."""
+
+    chat_id: str
+    user_id: int | None
+    kind: str
+    model: str
+    usage: Usage
+
+
+SpendSink = Callable[[Spend], None]
+
+payer: contextvars.ContextVar[tuple[str, int | None] | None] = contextvars.ContextVar("payer", default=None)
+"""(chat, user) whose work the current task does: set for background compactions, read by
+the summarizer's usage report (bot/wiring.py)."""
 
 
 class NothingToRetry(Exception):
@@ -64,6 +92,7 @@ class Question:
     text: str
     attachments: tuple[dict[str, Any], ...] = ()  # API content blocks sent with it, never stored
     meta: Mapping[str, Any] = field(default_factory=dict)  # extra fields stored with the user turn
+    user_id: int | None = None  # who asks (for cost accounting; not stored unless in meta)
 
 
 def utc_now() -> datetime:
@@ -94,10 +123,11 @@ class Assistant:
         summarizer: Summarize | None = None,
         summary_budget: Budget | None = None,
         summarizer_name: str = "",
-        summary_timeout: float = 300.0,
+        summary_timeout: float = COMPACTION_TIMEOUT,
         facts: FactStore | None = None,
         tools: Sequence[Tool] = (),
         max_tool_rounds: int = MAX_TOOL_ROUNDS,
+        on_spend: SpendSink | None = None,
     ) -> None:
         self.transcript = transcript
         self.model = model
@@ -109,8 +139,12 @@ class Assistant:
         self.max_tool_rounds = max_tool_rounds
         self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
         self.toolbox = Toolbox([*fact_tools(self.facts), *tools])
-        self._locks: dict[str, asyncio.Lock] = {}
+        self.on_spend = on_spend
+        self.locks = ChatLocks()
+        self.pending = PendingStore(transcript.root)
+        self.compaction_timeout = summary_timeout
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
+        self._compactions: dict[str, asyncio.Task[None]] = {}
         # summarizer None: no compaction (a summary already on disk is still used)
         self.memory = SummaryMemory(
             transcript,
@@ -122,13 +156,23 @@ class Assistant:
         )
 
     # -- per-chat serialisation ------------------------------------------------
-    def lock(self, chat_id: ChatId) -> asyncio.Lock:
-        """The lock that keeps one chat's turns strictly one after another."""
-        key = str(chat_id)
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
+    def lock(self, chat_id: ChatId) -> AbstractAsyncContextManager[None]:
+        """The chat's lock (re-entrant for its holder): one chat's turns strictly one after another.
+
+        Front ends may hold it across asking and delivering; ``ask``, ``retry`` and ``reset``
+        take it too. Background compaction never takes it.
+        """
+        return self.locks.hold(chat_id)
+
+    # -- usage ---------------------------------------------------------------------
+    def spend(self, chat_id: ChatId, user_id: int | None, kind: str, model: str, usage: Usage) -> None:
+        """Report one model call's usage (never raises: accounting must not break an answer)."""
+        if self.on_spend is None:
+            return
+        try:
+            self.on_spend(Spend(str(chat_id), user_id, kind, model, usage))
+        except Exception:
+            log.warning("chat %s: recording usage failed", chat_id, exc_info=True)
 
     # -- reading memory ----------------------------------------------------------
     def _unsummarized(self, chat_id: ChatId) -> tuple[Summary | None, list[dict[str, Any]]]:
@@ -213,6 +257,7 @@ class Assistant:
         *,
         on_text: TextCallback | None = None,
         restore: Callable[[Question], Awaitable[Question]] | None = None,
+        user_id: int | None = None,
     ) -> tuple[Question, Answer]:
         """Re-ask the last question: the failed one, or else the last answered one.
 
@@ -222,16 +267,20 @@ class Assistant:
         the photo again from its stored file id).
         """
         async with self.lock(chat_id):
-            failed = self._failed.get(str(chat_id))
+            failed = self._failed.get(str(chat_id)) or await asyncio.to_thread(self._load_pending, chat_id)
             if failed is not None:
                 question, was_retry = failed
+                if user_id is not None:
+                    question = Question(question.text, question.attachments, question.meta, user_id)
+                if restore is not None and not question.attachments:
+                    question = await restore(question)
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
             turns = complete_turns(drop_superseded(await asyncio.to_thread(self._tail, chat_id)))
             if not turns:
                 raise NothingToRetry
             last = turns[-1][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry")}
-            q = Question(content_text(last["content"]), meta=meta)
+            q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
             if restore is not None:
                 q = await restore(q)
             return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=True)
@@ -245,6 +294,7 @@ class Assistant:
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)
+            await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
             log_turn(chat_id, latency=time.monotonic() - started, usage=None, tool_rounds=0, outcome=e.kind,
                      question=q.text)  # fmt: skip
             raise
@@ -255,20 +305,28 @@ class Assistant:
         if not is_complete(stored):  # never store what could not be sent back
             raise RuntimeError(f"chat {chat_id}: refusing to store an incomplete turn")
         # one append of the whole turn, fsynced before the reply is shown
-        store = asyncio.ensure_future(asyncio.to_thread(self.transcript.append, chat_id, stored))
-        try:
-            await asyncio.shield(store)
-        except asyncio.CancelledError:
-            # The answer is complete and its turn is being written: finish and return it,
-            # so the caller never believes a stored turn was lost (and re-asks it twice).
-            await store
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
+        await _finish_despite_cancel(asyncio.to_thread(self._store_turn, chat_id, stored))
         self._failed.pop(str(chat_id), None)
         log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
                  outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
         return answer
+
+    def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
+        self.transcript.append(chat_id, stored)
+        self.pending.clear(chat_id)
+
+    def _save_pending(self, chat_id: ChatId, q: Question, retry: bool, at: datetime) -> None:
+        try:
+            self.pending.save(chat_id, {"text": q.text, "meta": dict(q.meta), "retry": retry, "at": _iso(at)})
+        except OSError as e:  # /retry still works until a restart
+            log.warning("chat %s: could not keep the failed question for /retry: %s", chat_id, e)
+
+    def _load_pending(self, chat_id: ChatId) -> tuple[Question, bool] | None:
+        data = self.pending.load(chat_id)
+        if data is None:
+            return None
+        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+        return Question(str(data["text"]), meta=meta), bool(data.get("retry"))
 
     def _prepare(
         self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool
@@ -323,6 +381,7 @@ class Assistant:
                 tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
             )
             total = total + reply.usage
+            self.spend(chat_id, q.user_id, "tool" if rounds else "answer", reply.model or self.model.name, reply.usage)
             text = reply.text.strip()
             if text:
                 shown.append(text)
@@ -354,20 +413,57 @@ class Assistant:
             messages = [*messages, _api_message(assistant_msg), _api_message(result_msg)]
         return stored, Answer("\n\n".join(shown), total, rounds, tuple(calls))
 
-    async def maintain(self, chat_id: ChatId) -> None:
-        """Work done after a reply was delivered: compaction of the chat's older messages.
+    async def maintain(self, chat_id: ChatId, *, user_id: int | None = None, wait: bool = True) -> None:
+        """Compact the chat's older messages, in a background task; never raises.
 
-        Runs under the chat's lock (do not call it while holding ``lock(chat_id)``) and
-        the chat's cross-process summary lock (skipped if another process holds it).
-        Never raises: a failed summary keeps the previous one and the window trims.
+        Never under the chat's lock: questions that arrive meanwhile are answered at once
+        with the previous summary and the tail. One compaction per chat at a time, within
+        ``compaction_timeout`` seconds in all; it also holds the chat's cross-process summary
+        lock (skipped if another process holds it). With ``wait`` the call returns when the
+        compaction is done (the terminal chat, tests); the Telegram bot does not wait.
         """
         if not self.memory.enabled:
             return
-        async with self.lock(chat_id):
-            try:
-                await self.memory.compact(chat_id)
-            except Exception:
-                log.warning("chat %s: compaction failed; the previous summary is kept", chat_id, exc_info=True)
+        key = str(chat_id)
+        task = self._compactions.get(key)
+        if task is None or task.done():
+            context = contextvars.copy_context()
+            context.run(payer.set, (key, user_id))  # whose usage the summarizer's calls are
+            task = asyncio.create_task(self._compact(chat_id), name=f"compact-{key}", context=context)
+            self._compactions[key] = task
+            task.add_done_callback(
+                lambda t: self._compactions.pop(key, None) if self._compactions.get(key) is t else None
+            )
+        if wait:
+            await asyncio.wait({task})  # not cancelled with the waiter; its outcome is logged there
+
+    async def _compact(self, chat_id: ChatId) -> None:
+        try:
+            await asyncio.wait_for(self.memory.compact(chat_id), self.compaction_timeout)
+        except TimeoutError:
+            log.warning(
+                "chat %s: compaction took over %.0f s; stopped, the previous summary is kept",
+                chat_id,
+                self.compaction_timeout,
+            )
+        except asyncio.CancelledError:
+            log.info("chat %s: compaction cancelled; nothing was written", chat_id)
+            raise
+        except Exception:
+            log.warning("chat %s: compaction failed; the previous summary is kept", chat_id, exc_info=True)
+
+    async def _cancel_compaction(self, chat_id: ChatId) -> None:
+        task = self._compactions.get(str(chat_id))
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Cancel background compactions (at shutdown); a cancelled compaction writes nothing."""
+        tasks = [t for t in self._compactions.values() if not t.done()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _archive_files(self, chat_id: ChatId, stamp: str) -> Path | None:
         with self.memory.store.lock(chat_id, blocking=True):
@@ -383,6 +479,8 @@ class Assistant:
         """
         async with self.lock(chat_id):
             self._failed.pop(str(chat_id), None)
+            await self._cancel_compaction(chat_id)
+            await asyncio.to_thread(self.pending.clear, chat_id)
             stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
@@ -408,3 +506,26 @@ class Assistant:
                     if isinstance(value, int):
                         totals[key] += value
         return totals
+
+
+async def _finish_despite_cancel(work: Awaitable[None]) -> None:
+    """Await ``work`` to the end even if the caller is cancelled (once or many times) meanwhile.
+
+    Used for storing a finished turn: the caller then returns the stored answer instead of
+    reporting it lost (which would make the user ask, and store, it twice). The cancellation
+    requests that arrived are withdrawn.
+    """
+    job = asyncio.ensure_future(work)
+    cancels = 0
+    while not job.done():
+        try:
+            await asyncio.shield(job)
+        except asyncio.CancelledError:
+            if job.done() and job.cancelled():
+                raise
+            cancels += 1
+    task = asyncio.current_task()
+    if task is not None:
+        for _ in range(cancels):
+            task.uncancel()
+    job.result()

@@ -45,6 +45,7 @@ class Settings:
     summary_keep_messages: int = 6
     summary_max_chars: int = 2500
     summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
+    summary_timeout: float = 120.0  # seconds one background compaction may take in all
     # operations (deploy/README.md)
     log_level: str = "INFO"
     webhook_url: str = ""  # empty: long polling
@@ -150,7 +151,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
     )
 
 
-def _summary_settings(env: Mapping[str, str]) -> dict[str, int | str]:
+def _summary_settings(env: Mapping[str, str]) -> dict[str, int | float | str]:
     trigger = _int(env, "SUMMARY_TRIGGER_MESSAGES", 16, minimum=4)
     keep = _int(env, "SUMMARY_KEEP_MESSAGES", 6, minimum=2)
     if keep > trigger - 2:
@@ -164,6 +165,7 @@ def _summary_settings(env: Mapping[str, str]) -> dict[str, int | str]:
         "summary_keep_messages": keep,
         "summary_max_chars": _int(env, "SUMMARY_MAX_CHARS", 2500, minimum=200),
         "summary_model": env.get("SUMMARY_MODEL", "").strip(),
+        "summary_timeout": _float(env, "SUMMARY_TIMEOUT", 120.0, minimum=1.0),
     }
 
 

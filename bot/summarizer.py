@@ -6,13 +6,13 @@ memory/ calls it as a plain async callable ``(previous summary, evicted messages
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.model import Model
+from bot.model import Model, Usage
 from memory.content import display_text, shorten
-from memory.summary import HEADINGS, NOTHING
+from memory.memo import HEADINGS, NOTHING
 
 SYSTEM_MARK = "[SUMMARIZER / 대화 요약기]"
 """First line of the summarizer's system prompt (also how test servers recognise it)."""
@@ -92,10 +92,18 @@ def summarizer_input(previous: str | None, messages: Sequence[Mapping[str, Any]]
 class Summarizer:
     """A ``memory.summary.Summarize`` callable backed by a ``Model``."""
 
-    def __init__(self, model: Model, *, max_chars: int = 2500, max_tokens: int = 2048) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        max_chars: int = 2500,
+        max_tokens: int = 2048,
+        on_usage: Callable[[Usage, str], None] | None = None,
+    ) -> None:
         self.model = model
         self.max_chars = max_chars
         self.max_tokens = max_tokens
+        self.on_usage = on_usage  # (usage, model) of every summarizer call, for cost accounting
 
     @property
     def name(self) -> str:
@@ -107,4 +115,6 @@ class Summarizer:
             messages=[{"role": "user", "content": summarizer_input(previous, messages, self.max_chars)}],
             max_tokens=self.max_tokens,
         )
+        if self.on_usage is not None:
+            self.on_usage(reply.usage, reply.model or self.model.name)
         return reply.text

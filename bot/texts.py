@@ -213,6 +213,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "사진이 너무 커요 ({mb} MB 까지). 더 작은 사진으로 보내 주세요.",
         "en": "The photo is too big (up to {mb} MB). Please send a smaller one.",
     },
+    "photo.unreadable": {
+        "ko": "이 이미지를 읽을 수 없어요. JPEG, PNG, GIF, WebP 사진으로 다시 보내 주세요.",
+        "en": "I could not read this image. Please send it again as a JPEG, PNG, GIF or WebP picture.",
+    },
+    "photo.too_many_pixels": {
+        "ko": "이미지의 해상도가 너무 높아요 ({mp}백만 화소까지). 더 작은 이미지로 보내 주세요.",
+        "en": "The image has too many pixels (up to {mp} megapixels). Please send a smaller one.",
+    },
     "photo.failed": {
         "ko": "사진을 받아오지 못했어요. 다시 보내 주세요.",
         "en": "I couldn't download the photo. Please send it again.",

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from bot.ask import Assistant
+from bot.ask import Assistant, SpendSink, payer
 from bot.claude import ClaudeModel
 from bot.config import Settings
+from bot.model import Usage
 from bot.summarizer import Summarizer
 from memory.summary import Budget
 from memory.transcript import Transcript
 
 
-def make_assistant(settings: Settings) -> Assistant:
-    """The assistant with the real Claude client and the file memory under DATA_DIR."""
+def make_assistant(settings: Settings, *, on_spend: SpendSink | None = None) -> Assistant:
+    """The assistant with the real Claude client and the file memory under DATA_DIR.
+
+    ``on_spend`` receives the usage of every model call (answers, tool rounds, summaries)
+    with the user who caused it.
+    """
     model = ClaudeModel(
         settings.anthropic_model,
         api_key=settings.anthropic_api_key,
@@ -23,13 +28,14 @@ def make_assistant(settings: Settings) -> Assistant:
     if settings.summary_model and settings.summary_model != settings.anthropic_model:
         # the same HTTP client (closed with the chat model's at shutdown), another model name
         summary_model = ClaudeModel(settings.summary_model, client=model.client, max_tokens=2048)
-    return Assistant(
+    summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars)
+    assistant = Assistant(
         transcript=Transcript(settings.data_dir),
         model=model,
         timezone=settings.timezone,
         max_messages=settings.max_history_messages,
         max_chars=settings.max_history_chars,
-        summarizer=Summarizer(summary_model, max_chars=settings.summary_max_chars),
+        summarizer=summarizer,
         summary_budget=Budget(
             trigger_messages=settings.summary_trigger_messages,
             trigger_chars=settings.summary_trigger_chars,
@@ -37,4 +43,14 @@ def make_assistant(settings: Settings) -> Assistant:
             keep_messages=settings.summary_keep_messages,
             max_summary_chars=settings.summary_max_chars,
         ),
+        summary_timeout=settings.summary_timeout,
+        on_spend=on_spend,
     )
+
+    def charge(usage: Usage, model_name: str) -> None:
+        owner = payer.get()  # set for the background compaction of a chat
+        if owner is not None:
+            assistant.spend(owner[0], owner[1], "summary", model_name, usage)
+
+    summarizer.on_usage = charge
+    return assistant

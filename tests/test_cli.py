@@ -365,3 +365,30 @@ def test_main_runs_a_session_with_the_real_client(
     assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
     assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": "hello from the keyboard"}]
     assert contents(Transcript(other), "kbd") == ["hello from the keyboard", "echo: hello from the keyboard"]
+
+
+def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fake_model: FakeModel):
+    from bot.model import tool_call
+
+    fake_model.queue(tool_call("remember", {"text": "이름은 준"}, text="기억할게요."), "반가워요, 준!")
+    rc, out, err = run_chat(
+        assistant,
+        "/memory",
+        "/remember 커피는 디카페인만",
+        "내 이름은 준이야",
+        "/memory",
+        "/history",
+        "/forget 1",
+        "/forget 9",
+        "/forget all",
+        "/memory",
+    )
+    assert rc == 0 and err == ""
+    assert out.count("아직 기억하고 있는 사실이 없어요") == 2  # before, and after /forget all
+    assert "🧠 기억했어요 (1번): 커피는 디카페인만" in out
+    assert "1. 커피는 디카페인만\n2. 이름은 준" in out  # the fact the tool added, after the command's
+    assert "기억할게요.\n\n반가워요, 준!" in out  # text before and after the tool call, as streamed
+    assert "🔧 remember: 이름은 준" in out and '"text"' not in out  # /history shows the call compactly
+    assert "🗑 잊었어요 (1번): 커피는 디카페인만" in out and "9번 사실은 없어요" in out
+    assert "1개를 모두 잊었어요" in out
+    assert len(fake_model.calls) == 2  # only the question went to the model (two rounds)

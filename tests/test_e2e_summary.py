@@ -50,10 +50,17 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     for i in range(40):
         fake_telegram.send_text(CHAT, f"{TOPICS[i % len(TOPICS)]} 이야기 하나 더 해 줘")
         fake_telegram.wait_sent(CHAT, i + 2)
-    # the compaction after the last reply finishes before the process exits
-    assert bot.stop() == 0
-
+    # compaction runs in the background after the reply: wait for it to catch up, then stop
     summary_file = data_dir / "chats" / f"{CHAT}.summary.json"
+
+    def covers() -> int:
+        try:
+            return int(json.loads(summary_file.read_text(encoding="utf-8"))["covers"])
+        except (FileNotFoundError, ValueError, KeyError):
+            return 0
+
+    fake_telegram.wait_for(lambda: covers() >= 82 - 8, timeout=60)
+    assert bot.stop() == 0
     stored = json.loads(summary_file.read_text(encoding="utf-8"))
     assert "4719" in stored["text"] and stored["covers"] >= 82 - 8
 
@@ -94,3 +101,37 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     transcript = (data_dir / "chats" / f"{CHAT}.jsonl").read_text(encoding="utf-8").splitlines()
     everything = sum(len(json.loads(line)["content"]) for line in transcript)
     assert len(transcript) == 84 and size < first_request_size + everything / 2  # far from the full history
+
+
+def test_a_stuck_summarizer_never_holds_up_the_chat_and_sigterm_still_exits(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    import threading
+
+    summarizing = threading.Event()
+    release = threading.Event()
+
+    def claude(body: dict[str, Any]) -> Text:
+        if is_summary_request(body):
+            summarizing.set()
+            release.wait(120)  # a summarizer far slower than any answer
+            return Text(memo(["never used"]))
+        return Text(f"echo: {last_user_text(body)}")
+
+    fake_anthropic.default = claude
+    bot = start_bot(STREAM_INTERVAL="0.1", SUMMARY_TRIGGER_MESSAGES="4", SUMMARY_KEEP_MESSAGES="2")
+    for i in range(3):
+        fake_telegram.send_text(CHAT, f"질문 {i}")
+        fake_telegram.wait_sent(CHAT, i + 1)
+    assert summarizing.wait(30), "no compaction started"
+    # the compaction is stuck in the summarizer: questions are still answered, one after another
+    for i in range(3, 6):
+        fake_telegram.send_text(CHAT, f"질문 {i}")
+        assert fake_telegram.wait_sent(CHAT, i + 1)[-1] == f"echo: 질문 {i}"
+    assert not (data_dir / "chats" / f"{CHAT}.summary.json").exists()
+    # SIGTERM while the summarizer still has not answered: a clean exit, nothing half-written
+    assert bot.stop(timeout=30) == 0
+    release.set()
+    assert not (data_dir / "chats" / f"{CHAT}.summary.json").exists()
+    assert len([line for line in (data_dir / "chats" / f"{CHAT}.jsonl").read_text().splitlines() if line]) == 12
+    assert "compaction cancelled" in bot.log

@@ -33,7 +33,9 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     assert set(menus) == {None, "en"}  # Korean is the default list, English for English clients
     names = [c["command"] for c in menus[None]]
     assert names == [c["command"] for c in menus["en"]]
-    assert set(names) == {"help", "history", "summary", "reset", "retry", "stats", "export"}
+    assert set(names) == {
+        "help", "history", "summary", "memory", "remember", "forget", "reset", "retry", "stats", "export"
+    }  # fmt: skip
     assert "대화" in menus[None][1]["description"] and menus["en"][1]["description"].isascii()
 
     ko = ask(fake_telegram, "/start")

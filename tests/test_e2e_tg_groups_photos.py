@@ -1,8 +1,11 @@
 """End to end: group rules (mentions, replies, names) and photos, through the real bot process."""
 
 import base64
+import io
 import json
 import time
+
+from PIL import Image
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
@@ -17,6 +20,13 @@ def stored(data_dir, chat_id):
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def image(fmt: str, size: tuple[int, int] = (64, 48), color: str = "orange") -> bytes:
+    """A small real image (the fake Anthropic API, like the real one, refuses bytes it cannot decode)."""
+    out = io.BytesIO()
+    Image.new("RGB", size, color).save(out, fmt)
+    return out.getvalue()
 
 
 def in_group(tg: FakeTelegram, text: str, **kw) -> dict:
@@ -88,7 +98,7 @@ def test_photo_reaches_the_model_as_an_image_block_and_only_its_file_id_is_store
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     start_bot(**FAST)
-    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 40
+    jpeg = image("JPEG")
     fake_anthropic.reply("고양이 사진이네요.")
     fake_telegram.send_photo(CHAT, "cat-photo", jpeg, caption="이 사진 뭐야?")
     assert fake_telegram.wait_visible(CHAT) == ["고양이 사진이네요."]
@@ -102,7 +112,7 @@ def test_photo_reaches_the_model_as_an_image_block_and_only_its_file_id_is_store
     ]
     assert [c.params["file_id"] for c in fake_telegram.calls_of("getFile")] == ["cat-photo"]  # the large size
 
-    fake_telegram.send_photo(CHAT, "no-caption", b"\x89PNG\r\n\x1a\n" + b"p" * 500)
+    fake_telegram.send_photo(CHAT, "no-caption", image("PNG"))
     fake_telegram.wait_visible(CHAT, 2)
     second = fake_anthropic.requests[1]["messages"]
     assert second[-1]["content"][0]["source"]["media_type"] == "image/png"
@@ -122,7 +132,7 @@ def test_retry_of_a_photo_question_sends_the_photo_again(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     start_bot(**FAST)
-    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 8
+    jpeg = image("JPEG", color="brown")
     fake_anthropic.reply("첫 답", "두 번째 답")
     fake_telegram.send_photo(CHAT, "dog-photo", jpeg, caption="무슨 개야?")
     fake_telegram.wait_visible(CHAT)
@@ -151,11 +161,11 @@ def test_documents_are_declined_or_read_as_images(
         "file_unique_id": "u2",
         "file_name": "big.png",
         "mime_type": "image/png",
-        "file_size": 6 * 1024 * 1024,
+        "file_size": 21 * 1024 * 1024,  # over Telegram's 20 MB download limit
     }
     fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=big, language_code="en")})
     assert "too big" in fake_telegram.wait_visible(CHAT, 2)[1]
-    png = b"\x89PNG\r\n\x1a\n" + b"q" * 300
+    png = image("PNG", color="blue")
     fake_telegram.files["doc-png"] = png
     doc = {"file_id": "doc-png", "file_unique_id": "u3", "file_name": "s.png", "mime_type": "image/png"}
     fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=doc, caption="스크린샷")})

@@ -38,3 +38,22 @@ def test_prefers_line_breaks_over_spaces():
 def test_file_base_url():
     assert file_base_url("https://api.telegram.org/bot") == "https://api.telegram.org/file/bot"
     assert file_base_url("http://127.0.0.1:9/bot/") == "http://127.0.0.1:9/file/bot"
+
+
+def test_indentation_of_a_parts_first_line_is_kept():
+    # the plain-text fallback of a long code answer: every line indented, cut between lines
+    code = "\n".join(f"    line_{i} = {i}" for i in range(400))
+    parts = split_text(code, 1000)
+    assert len(parts) > 3
+    for part in parts:
+        assert utf16_len(part) <= 1000
+        assert all(line.startswith("    line_") for line in part.split("\n")), part[:40]
+    assert "\n".join(parts) == code
+
+
+def test_a_cut_drops_only_the_separator_and_blank_lines():
+    text = "a" * 60 + "\n\n\n   indented after blank lines"
+    assert split_text(text, 70) == ["a" * 60, "   indented after blank lines"]
+    words = "word " * 30  # cut at a space: that one space goes, nothing else
+    parts = split_text(words.strip(), 50)
+    assert " ".join(parts) == words.strip()

@@ -87,9 +87,9 @@ def test_pick_size_takes_a_larger_size_over_a_thumbnail():
 
 
 def test_pick_size_skips_sizes_over_the_byte_limit():
-    sizes = [size(320, 240, 20_000), size(1280, 960, photos.MAX_BYTES + 1)]
+    sizes = [size(320, 240, 20_000), size(1280, 960, photos.MAX_DOWNLOAD + 1)]
     assert photos.pick_size(sizes).width == 320
-    assert photos.pick_size([size(1280, 960, photos.MAX_BYTES + 5)]).width == 1280  # download reports it
+    assert photos.pick_size([size(1280, 960, photos.MAX_DOWNLOAD + 5)]).width == 1280  # download reports it
 
 
 @pytest.mark.parametrize(

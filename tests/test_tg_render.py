@@ -10,7 +10,7 @@ import re
 import pytest
 
 from bot.tg.render import RULE_LINE, html_to_text, render, render_inline, render_parts, split_html
-from bot.tg.split import utf16_len
+from bot.tg.split import utf16_len, visible_len
 from tests.fakes.telegram_server import EntityError, parse_html
 
 
@@ -132,6 +132,7 @@ def test_blank_lines_are_kept_once():
 
 
 FUZZ_ALPHABET = list("ab1 \n*_~|`[]()<>&\\#->.:") + ["**", "```", "http://x", "\n\n", "> ", "- ", "1. "]
+FUZZ_ALPHABET += ["***", "\n    ```", "\n> ```", "[a][r]", "[r]", "\n[r]: http://x\n", "\\\n", "| a |\n|---|\n"]
 
 
 def fuzz_inputs(n: int, seed: int = 7) -> list[str]:
@@ -165,7 +166,7 @@ def test_split_html_closes_and_reopens_tags():
     parts = split_html(html_text, 60)
     assert len(parts) > 3
     for p in parts:
-        assert utf16_len(p) <= 60
+        assert visible_len(p) <= 60  # Telegram counts the text after parsing: tags are free
         visible(p)  # balanced in every part
         assert p.startswith("<b>")
     assert parts[1].startswith("<b><i>")
@@ -180,14 +181,15 @@ def test_split_html_reopens_code_block_with_language():
     assert len(parts) > 2
     for p in parts:
         assert p.startswith('<pre><code class="language-python">') and p.endswith("</code></pre>")
-        assert utf16_len(p) <= 300
+        assert visible_len(p) <= 300
     assert "\n".join(visible(p) for p in parts) == code  # cut on line breaks only
 
 
 def test_split_html_never_cuts_an_entity_or_an_emoji():
     html_text = "&amp;😀" * 500
     parts = split_html(html_text, 101)
-    assert all(utf16_len(p) <= 101 for p in parts)
+    assert all(visible_len(p) <= 101 for p in parts)
+    assert [visible_len(p) for p in parts[:2]] == [100, 101]  # "&amp;" is one unit, the emoji two
     assert "".join(visible(p) for p in parts) == "&😀" * 500
 
 
@@ -198,7 +200,7 @@ def test_split_html_fuzz_parts_are_valid_and_complete():
         limit = rng.randint(60, 200)
         parts = split_html(out, limit)
         for p in parts:
-            assert utf16_len(p) <= limit, (md, p)
+            assert visible_len(p) <= limit, (md, p)
             visible(p)
         assert "".join("".join(visible(p).split()) for p in parts) == "".join(visible(out).split())
 
@@ -219,7 +221,7 @@ def test_render_parts_cut_on_paragraphs_and_keep_the_source():
 def test_render_parts_count_utf16_units():
     md = "😀" * 5000  # 10,000 UTF-16 units in one "paragraph"
     parts = render_parts(md)
-    assert [utf16_len(p.html) for p in parts] == [4096, 4096, 1808]
+    assert [utf16_len(p.html) for p in parts] == [4000, 4000, 2000]  # 4096 less a small margin
     assert "".join(p.html for p in parts) == md
 
 
@@ -241,3 +243,17 @@ def test_render_parts_empty_and_whitespace():
     assert render_parts("") == []
     assert render_parts("\n\n  \n") == []
     assert html_to_text(render("a &amp; <b>")) == "a &amp; <b>"
+
+
+def test_split_html_counts_only_what_telegram_shows():
+    html_text = "<b>ab</b> <code>c&amp;</code> " * 300  # 1,800 visible units in 9,000 characters
+    parts = split_html(html_text, 300)
+    assert len(parts) == 6  # 1800 / 300: tags and escapes cost nothing
+    assert all(visible_len(p) <= 300 for p in parts)
+    assert " ".join(visible(p) for p in parts).split() == visible(html_text).split()
+
+
+def test_split_html_keeps_at_most_max_entities_per_part():
+    html_text = "<b>x</b> " * 250
+    parts = split_html(html_text, 4000, max_entities=100)
+    assert [p.count("<b>") for p in parts] == [100, 100, 50]

@@ -32,6 +32,7 @@ def build_application(
     """The PTB application with all handlers registered; nothing runs yet."""
 
     async def post_shutdown(app: Application) -> None:
+        await assistant.aclose()  # a compaction in flight is cancelled and writes nothing
         close = getattr(getattr(assistant.model, "client", None), "close", None)
         if close is not None:
             await close()

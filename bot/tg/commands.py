@@ -160,14 +160,17 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         if not isinstance(file_id, str):
             return question
         try:
-            data = await photos.download(context.bot, file_id)
-        except (photos.PhotoTooBig, TelegramError) as e:
+            block = await photos.fetch_block(context.bot, file_id)
+        except (photos.ImageError, TelegramError) as e:
             log.warning("retry: could not download the photo again (%s); asking with the caption only", e)
             return question
-        return replace(question, attachments=(photos.image_block(data, photos.media_type(data)),))
+        return replace(question, attachments=(block,))
 
     async def ask(on_text: TextCallback) -> Answer:
-        _, answer = await assistant.retry(chat_id, on_text=on_text, restore=restore)
+        user = update.effective_user
+        _, answer = await assistant.retry(
+            chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None
+        )
         return answer
 
     await respond(update, context, ask)

@@ -1,7 +1,8 @@
 """Telegram update handlers: small functions that hand each chat's messages to the assistant.
 
-Every turn runs under the chat's lock (``Services.chat_lock``): ask, stream and deliver
-the reply, then the memory upkeep, strictly one after another per chat. In groups only
+Every turn runs under the chat's lock (``Services.chat_lock``, the Assistant's one lock map):
+ask, stream and deliver the reply, strictly one after another per chat. The memory upkeep
+(compaction) then starts in the background, outside the lock. In groups only
 messages for the bot (a mention or a reply to it) are answered and stored, as
 ``"<first name>: <text>"`` with ``name`` and ``user_id`` beside it.
 """
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,15 +43,11 @@ class Services:
     settings: Settings
     assistant: Assistant
     stream_interval: float = 1.0  # seconds between two previews of an answer in one chat
-    chat_locks: dict[int, asyncio.Lock] = field(default_factory=dict)
     no_drafts: set[int] = field(default_factory=set)  # chats where Telegram refused draft previews
 
-    def chat_lock(self, chat_id: int) -> asyncio.Lock:
-        """Handling of one chat's messages is strictly sequential, across ask, reply and upkeep."""
-        lock = self.chat_locks.get(chat_id)
-        if lock is None:
-            lock = self.chat_locks[chat_id] = asyncio.Lock()
-        return lock
+    def chat_lock(self, chat_id: int) -> AbstractAsyncContextManager[None]:
+        """Handling of one chat's messages is strictly sequential, across ask and reply."""
+        return self.assistant.lock(chat_id)
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -135,8 +133,8 @@ def question_for(
     extra = dict(meta or {})
     if message is not None and is_group(message.chat) and user is not None:
         name = user.first_name or str(user.id)
-        return Question(f"{name}: {text}", attachments, {"name": name, "user_id": user.id, **extra})
-    return Question(text, attachments, extra)
+        return Question(f"{name}: {text}", attachments, {"name": name, "user_id": user.id, **extra}, user.id)
+    return Question(text, attachments, extra, user.id if user is not None else None)
 
 
 async def respond(
@@ -174,7 +172,9 @@ async def respond(
         finally:
             if stream.drafts_refused:
                 svc.no_drafts.add(chat.id)
-        await svc.assistant.maintain(chat.id)
+    # compaction runs in the background, outside the chat's lock: the next message never waits for it
+    user = update.effective_user
+    await svc.assistant.maintain(chat.id, user_id=user.id if user else None, wait=False)
 
 
 async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -191,20 +191,30 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def answer_image(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str, default: str
+    update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str
 ) -> None:
-    """Download an image, send it to Claude with its caption; store only the caption and the file_id."""
+    """Download an image, send it to Claude with its caption; store only the caption and the file_id.
+
+    An image that cannot go to Claude (over Telegram's download limit, too many pixels,
+    unreadable) gets a clear reply before any model call, and nothing is stored.
+    """
     lang = lang_for(update)
     try:
-        data = await photos.download(context.bot, file_id, size)
+        block = await photos.fetch_block(context.bot, file_id, size)
     except photos.PhotoTooBig:
-        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_BYTES // (1024 * 1024)))
+        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+        return
+    except photos.TooManyPixels:
+        await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
+        return
+    except photos.UnreadableImage as e:
+        log.info("could not read an image (%s)", e)
+        await reply(update, context, t("photo.unreadable", lang))
         return
     except TelegramError as e:
         log.warning("could not download a photo: %s", e)
         await reply(update, context, t("photo.failed", lang))
         return
-    block = photos.image_block(data, photos.media_type(data, default))
     question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
     await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
@@ -217,7 +227,7 @@ async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if message is None or caption is None or not message.photo:
         return
     size = photos.pick_size(message.photo)
-    await answer_image(update, context, size.file_id, size.file_size, caption, "image/jpeg")
+    await answer_image(update, context, size.file_id, size.file_size, caption)
 
 
 async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -228,7 +238,7 @@ async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         return
     doc = message.document
     if doc.mime_type in photos.IMAGE_TYPES:
-        await answer_image(update, context, doc.file_id, doc.file_size, caption, doc.mime_type or "image/jpeg")
+        await answer_image(update, context, doc.file_id, doc.file_size, caption)
         return
     await reply(update, context, t("document.unsupported", lang_for(update)))
 

@@ -1,25 +1,53 @@
-"""Photos for Claude: pick a size, download it, and make an Anthropic image block.
+"""Photos for Claude: pick a size, download it, fit it to Anthropic's limits, make an image block.
 
 Only the Telegram ``file_id`` is stored with the turn, never the image bytes, so the
 transcript stays small and readable.
+
+Anthropic takes an image whose *base64 text* is at most 5 MB (5,242,880 characters, so
+about 3.75 MB of bytes) and scales anything larger than about 1568 px on its long side
+down anyway. ``prepare`` decodes every image (an unreadable one is refused before the
+call) and re-encodes only what does not fit: scaled to ``MAX_SIDE``, JPEG for photos,
+PNG for images with transparency or drawn ones (screenshots, GIFs) as long as that fits,
+else JPEG, smaller still until the base64 fits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import io
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from PIL import Image, ImageOps
 from telegram import Bot, PhotoSize
 
-MAX_BYTES = 5 * 1024 * 1024  # Anthropic's limit for one base64 image
-MAX_SIDE = 1600  # Claude scales larger images down to about this size anyway
+MAX_DOWNLOAD = 20 * 1024 * 1024  # Telegram's Bot API serves files up to 20 MB
+MAX_BASE64 = 5 * 1024 * 1024  # Anthropic's limit, on the base64 text of one image
+MAX_BYTES = MAX_BASE64 // 4 * 3  # the largest image whose base64 fits (3,932,160 bytes)
+MAX_SIDE = 1568  # Claude scales larger images down to about this size anyway
+MAX_PIXELS = 50_000_000  # larger images are refused rather than decoded (memory)
+JPEG_QUALITY = 85
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
 PHOTO_MARK = "[사진]"
 
 
-class PhotoTooBig(Exception):
-    """The image is larger than MAX_BYTES."""
+class ImageError(Exception):
+    """An image that cannot go to Claude."""
+
+
+class PhotoTooBig(ImageError):
+    """The file is over Telegram's download limit (MAX_DOWNLOAD)."""
+
+
+class TooManyPixels(ImageError):
+    """The image has more than MAX_PIXELS pixels."""
+
+
+class UnreadableImage(ImageError):
+    """The bytes are not an image Pillow can decode."""
 
 
 def _side(p: PhotoSize) -> int:
@@ -27,13 +55,13 @@ def _side(p: PhotoSize) -> int:
 
 
 def pick_size(sizes: Sequence[PhotoSize]) -> PhotoSize:
-    """The size to send to Claude: under MAX_BYTES, and as close to MAX_SIDE as Telegram offers.
+    """The size to send to Claude: downloadable, and as close to MAX_SIDE as Telegram offers.
 
     The largest size up to MAX_SIDE wins unless it is much smaller than MAX_SIDE and a
     larger one exists; then the smallest of the larger ones. If every size is over
-    MAX_BYTES, the smallest (its download then reports PhotoTooBig).
+    MAX_DOWNLOAD, the smallest (its download then reports PhotoTooBig).
     """
-    usable = [p for p in sizes if p.file_size is None or p.file_size <= MAX_BYTES]
+    usable = [p for p in sizes if p.file_size is None or p.file_size <= MAX_DOWNLOAD]
     if not usable:
         return min(sizes, key=lambda p: (p.file_size or 0, _side(p)))
     small = [p for p in usable if _side(p) <= MAX_SIDE]
@@ -57,22 +85,117 @@ def media_type(data: bytes, default: str = "image/jpeg") -> str:
     return default
 
 
+def base64_len(size: int) -> int:
+    """Characters of the base64 text of ``size`` bytes."""
+    return (size + 2) // 3 * 4
+
+
 def image_block(data: bytes, media: str) -> dict[str, Any]:
     """An Anthropic ``image`` content block with the bytes inline (base64)."""
     return {"type": "image", "source": {"type": "base64", "media_type": media, "data": base64.b64encode(data).decode()}}
 
 
+def _open(data: bytes) -> Image.Image:
+    """The image with its header read (not yet decoded); UnreadableImage or TooManyPixels."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # checked below, against MAX_PIXELS
+            img = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as e:
+        raise TooManyPixels from e
+    except Exception as e:  # Pillow raises many kinds (OSError, SyntaxError, ValueError, …) for bad input
+        raise UnreadableImage(str(e)) from e
+    if img.width * img.height > MAX_PIXELS:
+        raise TooManyPixels
+    return img
+
+
+def _load(img: Image.Image) -> None:
+    """Decode the pixels: a truncated or corrupt file fails here."""
+    try:
+        img.load()
+    except Exception as e:
+        raise UnreadableImage(str(e)) from e
+
+
+def _has_alpha(img: Image.Image) -> bool:
+    return img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info)
+
+
+def _encode(img: Image.Image, fmt: str) -> bytes:
+    out = io.BytesIO()
+    if fmt == "PNG":
+        img.save(out, "PNG", optimize=True)
+    else:
+        if img.mode != "RGB":
+            flat = Image.new("RGB", img.size, "white")  # transparency becomes white, not black
+            rgba = img.convert("RGBA")
+            flat.paste(rgba, mask=rgba.getchannel("A"))
+            img = flat
+        img.save(out, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    return out.getvalue()
+
+
+def _scaled(img: Image.Image, side: int) -> Image.Image:
+    if max(img.size) <= side:
+        return img
+    scale = side / max(img.size)
+    return img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS)
+
+
+def prepare(data: bytes) -> tuple[bytes, str]:
+    """The image as it goes to Claude, and its media type.
+
+    Unchanged when it is a JPEG, PNG, GIF or WebP whose base64 fits MAX_BASE64 and
+    whose long side is at most MAX_SIDE; otherwise re-encoded (see the module doc).
+    Raises UnreadableImage or TooManyPixels.
+    """
+    img = _open(data)
+    media = _FORMATS.get(img.format or "")
+    fits = media is not None and len(data) <= MAX_BYTES and max(img.size) <= MAX_SIDE
+    if not fits and img.format == "JPEG":
+        img.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode a large JPEG at a reduced scale (much faster)
+    _load(img)
+    if fits:
+        return data, media  # type: ignore[return-value]
+    lossless = _has_alpha(img) or media in ("image/png", "image/gif")  # keep transparency and sharp drawings
+    img = ImageOps.exif_transpose(img)  # the pixels as they are shown; the EXIF is not kept
+    if img.mode not in ("RGB", "RGBA", "L", "LA"):
+        img = img.convert("RGBA" if _has_alpha(img) else "RGB")
+    side = min(MAX_SIDE, max(img.size))
+    while True:
+        small = _scaled(img, side)
+        if lossless:
+            png = _encode(small, "PNG")
+            if len(png) <= MAX_BYTES:
+                return png, "image/png"
+        jpeg = _encode(small, "JPEG")
+        if len(jpeg) <= MAX_BYTES or side <= 64:
+            return jpeg, "image/jpeg"
+        side = side * 3 // 4
+
+
 async def download(bot: Bot, file_id: str, size_hint: int | None = None) -> bytes:
-    """The file's bytes; PhotoTooBig when it is over MAX_BYTES (checked before and after downloading)."""
-    if size_hint is not None and size_hint > MAX_BYTES:
+    """The file's bytes; PhotoTooBig when it is over MAX_DOWNLOAD (checked before and after downloading)."""
+    if size_hint is not None and size_hint > MAX_DOWNLOAD:
         raise PhotoTooBig
     file = await bot.get_file(file_id)
-    if file.file_size is not None and file.file_size > MAX_BYTES:
+    if file.file_size is not None and file.file_size > MAX_DOWNLOAD:
         raise PhotoTooBig
     data = bytes(await file.download_as_bytearray())
-    if len(data) > MAX_BYTES:
+    if len(data) > MAX_DOWNLOAD:
         raise PhotoTooBig
     return data
+
+
+async def fetch_block(bot: Bot, file_id: str, size_hint: int | None = None) -> dict[str, Any]:
+    """Download an image and make the block Claude gets (decoding and re-encoding off the event loop).
+
+    Raises an ImageError (too big to download, too many pixels, unreadable) or a TelegramError.
+    """
+    data = await download(bot, file_id, size_hint)
+    prepared, media = await asyncio.to_thread(prepare, data)
+    return await asyncio.to_thread(image_block, prepared, media)
 
 
 def stored_text(caption: str) -> str:

@@ -2,7 +2,9 @@
 
 Answers go out as HTML parts (bot/tg/render.py). When Telegram refuses a part
 ("can't parse entities", or any other failure), that same part is sent again as plain
-text: its Markdown source, split to Telegram's limit.
+text: its Markdown source, split to Telegram's limit. A chat that cannot receive
+messages at all (the user blocked the bot, the bot left the group, the chat is gone)
+is not retried: the answer is already in the transcript, so it is logged and dropped.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 from telegram import Bot, Message, ReplyParameters
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 
 from bot.tg.render import Part, html_to_text, render_parts
 from bot.tg.split import TELEGRAM_LIMIT, split_text, utf16_len
@@ -37,6 +39,15 @@ def is_parse_error(error: TelegramError) -> bool:
 def is_not_modified(error: TelegramError) -> bool:
     """An edit to exactly the text the message already has."""
     return isinstance(error, BadRequest) and "not modified" in str(error).lower()
+
+
+def is_unreachable(error: TelegramError) -> bool:
+    """The chat cannot receive messages: the bot was blocked or removed, or the chat does not exist."""
+    return isinstance(error, Forbidden) or (isinstance(error, BadRequest) and "chat not found" in str(error).lower())
+
+
+def _log_unreachable(target: Target, error: TelegramError) -> None:
+    log.warning("chat %s: cannot deliver the answer (%s); it is kept in the transcript", target.chat_id, error)
 
 
 def _reply(target: Target, first: bool) -> ReplyParameters | None:
@@ -70,19 +81,27 @@ async def send_part(bot: Bot, target: Target, part: Part, *, first: bool = True)
             reply_parameters=_reply(target, first),
         )
     except TelegramError as e:
+        if is_unreachable(e):
+            raise
         reason = "Telegram could not parse the HTML" if is_parse_error(e) else "sending as HTML failed"
         log.warning("chat %s: %s (%s); sending that part as plain text", target.chat_id, reason, e)
     return await send_plain(bot, target, part.plain, first=first)
 
 
 async def send_parts(bot: Bot, target: Target, parts: list[Part]) -> list[Message]:
-    """Send every part in order; a part that fails even as plain text does not stop the others."""
+    """Send every part in order; a part that fails even as plain text does not stop the others.
+
+    A chat that cannot receive messages stops the delivery without an error (see the module doc).
+    """
     sent: list[Message] = []
     failed: TelegramError | None = None
     for i, part in enumerate(parts):
         try:
             message = await send_part(bot, target, part, first=i == 0)
         except TelegramError as e:
+            if is_unreachable(e):
+                _log_unreachable(target, e)
+                return sent
             log.error("chat %s: part %d of %d could not be delivered: %s", target.chat_id, i + 1, len(parts), e)
             failed = e
             continue
@@ -99,7 +118,10 @@ async def send_markdown(bot: Bot, target: Target, markdown: str) -> list[Message
 
 
 async def edit_part(bot: Bot, target: Target, message_id: int, part: Part, shown: str) -> bool:
-    """Replace a preview message (showing ``shown``) with ``part``; False if it cannot be edited."""
+    """Replace a preview message (showing ``shown``) with ``part``; False if it cannot be edited.
+
+    Raises the TelegramError when the chat cannot receive messages at all.
+    """
     if part.html == shown and html_to_text(part.html) == part.html:
         return True  # the preview already shows exactly this text
     try:
@@ -108,6 +130,8 @@ async def edit_part(bot: Bot, target: Target, message_id: int, part: Part, shown
     except TelegramError as e:
         if is_not_modified(e):
             return True
+        if is_unreachable(e):
+            raise
         reason = "Telegram could not parse the HTML" if is_parse_error(e) else "editing as HTML failed"
         log.warning("chat %s: %s (%s); trying plain text", target.chat_id, reason, e)
     if utf16_len(part.plain) <= TELEGRAM_LIMIT and part.plain.strip():
@@ -126,7 +150,14 @@ async def finish_in_message(bot: Bot, target: Target, message_id: int, shown: st
     parts = render_parts(markdown)
     if not parts:
         return []
-    if await edit_part(bot, target, message_id, parts[0], shown):
+    try:
+        edited = await edit_part(bot, target, message_id, parts[0], shown)
+    except TelegramError as e:
+        if not is_unreachable(e):
+            raise
+        _log_unreachable(target, e)
+        return []
+    if edited:
         return await send_parts(bot, Target(target.chat_id, target.thread_id), parts[1:])
     try:  # the preview cannot become the answer: remove it rather than leave a fragment
         await bot.delete_message(target.chat_id, message_id)

@@ -7,18 +7,25 @@ Strict like the real API: every request is validated first (tests/fakes/messages
 tool_use/tool_result pairing, empty text blocks, more than 4 cache breakpoints, …) and a bad
 one gets HTTP 400 ``invalid_request_error`` with the real wording; ``rejected`` lists those
 messages. Usage applies the prompt-caching rules (tests/fakes/prompt_cache.py): cache reads
-and writes are computed from the request's breakpoints, never made up.
+and writes are computed from the request's breakpoints, never made up. Image blocks are
+decoded too (``check_images``): a media type that is not what the bytes are, or bytes that
+are no image, get the API's 400 as well (the 5 MB base64 limit is in messages_rules).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from PIL import Image
 
 from tests.fakes.http import FakeHTTPServer
 from tests.fakes.messages_rules import InvalidRequest, validate
@@ -76,6 +83,59 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
         if isinstance(content, list)
         else []
     )
+
+
+# -- image blocks, decoded like the real API does ----------------------------------------------
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+)
+
+
+def _sniff(data: bytes) -> str | None:
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((media for magic, media in _MAGIC if data.startswith(magic)), None)
+
+
+def _image_error(where: str, source: Mapping[str, Any]) -> str | None:
+    """Why the API refuses one base64 image source, in its words; None if it is accepted."""
+    media = source.get("media_type")
+    if media not in ("image/jpeg", "image/png", "image/gif", "image/webp"):
+        return f"{where}.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+    try:
+        raw = base64.b64decode(str(source.get("data", "")), validate=True)
+    except (binascii.Error, ValueError):
+        return f"{where}.base64.data: invalid base64 data"
+    actual = _sniff(raw)
+    if actual is not None and actual != media:
+        return (
+            f"{where}.base64.data: the image was specified using the {media} media type, "
+            f"but the image appears to be a {actual} image"
+        )
+    try:
+        with Image.open(io.BytesIO(raw)) as img:
+            img.load()
+    except Exception:
+        return "Could not process image"
+    return None
+
+
+def check_images(body: Mapping[str, Any]) -> None:
+    """Raise InvalidRequest for the first image block the real API could not read (after ``validate``)."""
+    for m, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for c, block in enumerate(content):
+            source = block.get("source") if isinstance(block, Mapping) and block.get("type") == "image" else None
+            if isinstance(source, Mapping) and source.get("type") == "base64":
+                error = _image_error(f"messages.{m}.content.{c}.image.source", source)
+                if error is not None:
+                    raise InvalidRequest(error)
 
 
 class FakeAnthropic(FakeHTTPServer):
@@ -140,6 +200,7 @@ class FakeAnthropic(FakeHTTPServer):
             return
         try:
             validate(body)
+            check_images(body)
         except InvalidRequest as e:
             with self._cond:
                 self.requests.append(body)

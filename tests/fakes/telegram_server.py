@@ -9,6 +9,10 @@ Like Telegram, it parses ``parse_mode=HTML`` strictly (only Telegram's tags, bal
 ``<``, ``>`` and ``&`` escaped elsewhere) and answers 400 "Bad Request: can't parse
 entities: …" otherwise; it counts the 4096 limit on the text after parsing, refuses an
 edit to the same text ("message is not modified") and drafts outside private chats.
+It also refuses what Telegram refuses before a method runs (``_refusal``): chats the bot
+cannot write to (``blocked_chats``: 403, ``unknown_chats``: 400 "chat not found"),
+captions over 1024 characters, and a reply to a message that does not exist unless
+``allow_sending_without_reply`` is set.
 """
 
 from __future__ import annotations
@@ -144,6 +148,9 @@ class FakeTelegram(FakeHTTPServer):
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}
         self.drafts_enabled = True  # False: sendMessageDraft answers 404 like an older Bot API server
+        self.blocked_chats: set[int] = set()  # the user blocked the bot (or it was removed from the group): 403
+        self.unknown_chats: set[int] = set()  # chats that do not exist for the bot: 400 "chat not found"
+        self.user_messages: dict[int, set[int]] = {}  # chat -> ids of the messages pushed as updates
         self.bot_messages: dict[int, dict[int, dict[str, Any]]] = {}  # chat -> message id -> state
         self._updates: list[dict[str, Any]] = []
         self._failures: list[Failure] = []
@@ -170,6 +177,7 @@ class FakeTelegram(FakeHTTPServer):
         with self._cond:
             update_id = next(self._update_ids)
             self._updates.append({"update_id": update_id, **update})
+            self._note_message(update)
             self._cond.notify_all()
             return update_id
 
@@ -366,8 +374,10 @@ class FakeTelegram(FakeHTTPServer):
             self.respond(request, failure.code, json.dumps(body).encode())
             return
         handler = getattr(self, f"api_{api_method}", None)
-        if handler is None:
-            result: Any = True
+        if (refused := self._refusal(params)) is not None:
+            result: Any = refused
+        elif handler is None:
+            result = True
         else:
             result = handler(params)
         if isinstance(result, tuple):  # (error code, description)
@@ -407,6 +417,47 @@ class FakeTelegram(FakeHTTPServer):
                 params["_filenames"] = filenames
             return params, files
         return {k: _decode(v) for k, v in parse_qsl(raw.decode(), keep_blank_values=True)}, {}
+
+    # -- what Telegram refuses before any method runs --------------------------------------
+    def _note_message(self, update: dict[str, Any]) -> None:
+        """Remember the id of a message pushed as an update (it can be replied to)."""
+        message = update.get("message") or update.get("edited_message")
+        if isinstance(message, dict) and "chat" in message:
+            self.user_messages.setdefault(int(message["chat"]["id"]), set()).add(int(message["message_id"]))
+
+    def _message_exists(self, chat_id: int, message_id: int) -> bool:
+        with self._cond:
+            return message_id in self.bot_messages.get(chat_id, {}) or message_id in self.user_messages.get(chat_id, ())
+
+    def _refusal(self, p: dict[str, Any]) -> tuple[int, str] | None:
+        """(code, description) when Telegram would refuse the call whatever the method, else None."""
+        try:
+            chat_id = int(p["chat_id"]) if "chat_id" in p else None
+        except (TypeError, ValueError):
+            chat_id = None
+        if chat_id is not None and chat_id in self.unknown_chats:
+            return 400, "Bad Request: chat not found"
+        if chat_id is not None and chat_id in self.blocked_chats:
+            if chat_id > 0:
+                return 403, "Forbidden: bot was blocked by the user"
+            return 403, "Forbidden: bot was kicked from the supergroup chat"
+        if p.get("caption"):
+            caption = self._visible(p, "caption", allow_empty=True)
+            if isinstance(caption, tuple):
+                return caption[0], caption[1].replace("message is too long", "message caption is too long")
+        return self._reply_refusal(chat_id, p)
+
+    def _reply_refusal(self, chat_id: int | None, p: dict[str, Any]) -> tuple[int, str] | None:
+        """A reply to a message that does not exist, without ``allow_sending_without_reply``."""
+        reply = p.get("reply_parameters")
+        if isinstance(reply, dict):
+            target, allow = reply.get("message_id"), reply.get("allow_sending_without_reply")
+            chat_id = int(reply.get("chat_id") or chat_id or 0)
+        else:
+            target, allow = p.get("reply_to_message_id"), p.get("allow_sending_without_reply")
+        if target is None or allow or chat_id is None or self._message_exists(chat_id, int(target)):
+            return None
+        return 400, "Bad Request: message to be replied not found"
 
     # -- Bot API methods ----------------------------------------------------------------
     def api_getMe(self, p: dict[str, Any]) -> Any:  # noqa: N802

@@ -1,0 +1,175 @@
+"""Recall index speed: a chat of a million stored messages against a small one.
+
+Writes a long chat (1,000,000 messages by default) and a short one (1,000) into a temp DATA_DIR,
+with Korean and English words drawn from a Zipf distribution (so some words are in a large share
+of the messages, like real chat), then measures:
+
+- rebuild: indexing the whole long chat from its transcript into an empty index;
+- query: search latency (median and worst of several runs per query) over a mix of rare, common,
+  Korean, English and dated queries, long chat vs short chat;
+- append: Transcript.append of one question+answer and then RecallIndex.sync (what the bot will do
+  after every turn), long vs short chat, and the sync alone;
+- the index size on disk against the transcript's.
+
+Fails (exit 1) if a long-chat query's median is over 50 ms, a sync after an append over 5 ms,
+or the rebuild over 2 minutes (of the configured size).
+
+    python -m bench.recall_speed [--messages 1000000] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import itertools
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memory.recall import RecallIndex
+from memory.transcript import Transcript
+
+QUERIES = [
+    "자물쇠 번호가 뭐였지?",
+    "회의 예약 시간",
+    "병원",
+    "what was the gate code",
+    "coffee meeting budget report",
+    "오늘 날씨",  # very common words
+    "the project deadline next week",
+    "2025년 3월 여행",
+    "Kyoto trip in March 2025",
+    "w17 w2301",
+]
+
+
+def _vocab(rnd: random.Random) -> tuple[list[str], list[float], list[str], list[float]]:
+    syll = [chr(0xAC00 + i) for i in range(0, 11172, 7)]
+    ko = ["오늘", "날씨", "회의", "예약", "병원", "자물쇠", "번호", "여행", "점심", "커피"]
+    ko += ["".join(rnd.choice(syll) for _ in range(rnd.choice((2, 2, 3)))) for _ in range(30_000)]
+    en = ["today", "meeting", "coffee", "budget", "report", "project", "deadline", "gate", "code", "trip"]
+    en += [f"w{i}" for i in range(50_000)]
+
+    def cum(n: int) -> list[float]:
+        return list(itertools.accumulate(1 / (r + 1) ** 1.05 for r in range(n)))
+
+    return ko, cum(len(ko)), en, cum(len(en))
+
+
+def write_chat(path: Path, messages: int, seed: int) -> None:
+    rnd = random.Random(seed)
+    ko, ko_cum, en, en_cum = _vocab(rnd)
+    particles = ["", "", "는", "를", "에서", "이", "가", "로"]
+
+    def pick(words: list[str], cumw: list[float], k: int) -> list[str]:
+        total = cumw[-1]
+        return [words[bisect.bisect(cumw, rnd.random() * total)] for _ in range(k)]
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(messages):
+            day = 1 + (i * 700) // messages
+            at = f"2024-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
+            if rnd.random() < 0.5:
+                text = " ".join(w + rnd.choice(particles) for w in pick(ko, ko_cum, rnd.randint(3, 12)))
+            else:
+                text = " ".join(pick(en, en_cum, rnd.randint(4, 16)))
+            role = "user" if i % 2 == 0 else "assistant"
+            f.write(json.dumps({"role": role, "content": text, "at": at}, ensure_ascii=False) + "\n")
+
+
+def time_queries(index: RecallIndex, chat: str, repeat: int) -> dict[str, tuple[float, float]]:
+    out = {}
+    for q in QUERIES:
+        index.search(chat, q, 10, sync=False)  # warm the cache
+        runs = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            index.search(chat, q, 10, sync=False)
+            runs.append(time.perf_counter() - t0)
+        out[q] = (statistics.median(runs), max(runs))
+    return out
+
+
+def time_appends(transcript: Transcript, index: RecallIndex, chat: str, n: int) -> tuple[float, float]:
+    """Median (append + sync, sync alone) in seconds for ``n`` turns."""
+    both, sync_only = [], []
+    for i in range(n):
+        pair = [
+            {"role": "user", "content": f"새 질문 {i}: 자전거 수리 얼마였지?", "at": "2026-11-29T10:00:00+09:00"},
+            {"role": "assistant", "content": f"answer {i}: the bike repair was 35000 won", "at": "2026-11-29"},
+        ]
+        t0 = time.perf_counter()
+        transcript.append(chat, pair)
+        t1 = time.perf_counter()
+        index.sync(chat)
+        t2 = time.perf_counter()
+        both.append(t2 - t0)
+        sync_only.append(t2 - t1)
+    return statistics.median(both), statistics.median(sync_only)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--appends", type=int, default=100)
+    parser.add_argument("--quick", action="store_true", help="100,000 messages")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.messages = 100_000
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        transcript = Transcript(data)
+        t0 = time.perf_counter()
+        write_chat(transcript.path("long"), args.messages, 1)
+        write_chat(transcript.path("short"), args.small, 2)
+        mb = transcript.path("long").stat().st_size / 1e6
+        print(f"wrote {args.messages:,} messages ({mb:.0f} MB) and {args.small:,} in {time.perf_counter() - t0:.0f}s")
+        index = RecallIndex(data)
+        t0 = time.perf_counter()
+        index.sync("short")
+        small_build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        n = index.sync("long")
+        build = time.perf_counter() - t0
+        db_mb = sum(p.stat().st_size for p in data.glob("recall.sqlite3*")) / 1e6
+        print(
+            f"\nrebuild: {n:,} messages indexed in {build:.1f}s ({build / n * 1e6:.0f} µs per message; "
+            f"short chat {small_build * 1000:.0f} ms); index {db_mb:.0f} MB on disk = {db_mb / mb:.1f}x the transcript"
+        )
+        long_q = time_queries(index, "long", args.repeat)
+        short_q = time_queries(index, "short", args.repeat)
+        print(f"\n{'query':<34} {'long median':>12} {'long max':>10} {'short median':>13} {'ratio':>7}")
+        for q in QUERIES:
+            lm, lx = long_q[q]
+            sm, _ = short_q[q]
+            print(f"{q:<34} {lm * 1000:>10.1f}ms {lx * 1000:>8.1f}ms {sm * 1000:>11.2f}ms {lm / sm:>6.1f}x")
+        worst_median = max(m for m, _ in long_q.values())
+        long_a, long_s = time_appends(transcript, index, "long", args.appends)
+        short_a, short_s = time_appends(transcript, index, "short", args.appends)
+        print(f"\nappend one turn (question + answer), median of {args.appends}:")
+        for label, lv, sv in (("append + sync", long_a, short_a), ("sync alone", long_s, short_s)):
+            print(f"  {label:<15} long {lv * 1000:.2f} ms   short {sv * 1000:.2f} ms   ({lv / sv:.2f}x)")
+        index.close()
+        failures = []
+        if worst_median > 0.050:
+            failures.append(f"a query's median took {worst_median * 1000:.0f} ms (> 50 ms)")
+        if long_s > 0.005:
+            failures.append(f"sync after an append took {long_s * 1000:.1f} ms (> 5 ms)")
+        if build > 120:
+            failures.append(f"the rebuild took {build:.0f}s (> 120 s)")
+        print(f"\nslowest query median {worst_median * 1000:.1f} ms (limit 50); sync {long_s * 1000:.2f} ms (limit 5); "
+              f"rebuild {build:.0f}s (limit 120)")  # fmt: skip
+        for f in failures:
+            print("FAIL:", f)
+        return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

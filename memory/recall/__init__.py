@@ -1,0 +1,44 @@
+"""Recall: every old conversation of a chat searchable, brought back automatically and on demand.
+
+The transcripts stay the source of truth; this package keeps a derived SQLite FTS5 index of
+them in ``$DATA_DIR/recall.sqlite3`` (mode 0600, WAL) and searches it. Deleting that file
+loses nothing: it is rebuilt from the transcripts (also when corrupt or of another version).
+
+API (all of it safe to call from threads, e.g. through ``asyncio.to_thread``)::
+
+    index = RecallIndex(data_dir)
+    index.sync(chat_id) -> int        # index what is new in the live and archived transcripts
+                                      # (call after each append; ~1 ms, a stat per file when nothing is new)
+    index.search(chat_id, query, limit=5, *, before=None, today=None) -> list[Hit]
+                                      # best first over the whole history; syncs first;
+                                      # before: a byte offset in the LIVE transcript, live turns at or
+                                      # after it are left out (archived ones always count);
+                                      # today: anchors "yesterday" / "지난주" in the query
+    index.related(chat_id, text, limit=5, *, before=None, today=None) -> list[Hit]
+                                      # the same, keeping only hits that are Hit.relevant (the threshold
+                                      # of the automatic recall: nothing for "hi" / "안녕")
+    related_block(hits, tz) -> str | None
+                                      # the "[관련 기억 / Related memories]" block, None for no hits
+    hit_lines(hits, tz, width=200) -> list[str]
+                                      # "YYYY-MM-DD HH:MM who: text" per hit, for /search answers
+    index.close()
+
+``Hit``: ``file`` (None for the live transcript, else the archive file name), ``line`` (1-based
+physical line), ``offset``, ``at``, ``role``, ``content`` (text), ``score``, ``name``,
+``relevance``/``matched`` (share / weight of the query's terms it holds), ``context`` (the
+neighbouring turn that completes the exchange), ``to_json()``.
+
+Suggested defaults for the wiring: ``RECALL_TURNS=5`` hits in the automatic block (0: off),
+``before`` = the offset of the first message sent verbatim (or of the first one the summary
+does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
+
+Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``dates`` (dates in
+queries), ``store`` (SQLite schema and incremental indexing), ``rank`` (BM25 candidates re-scored
+with neighbouring turns, the session, dates, speaker and recency), ``index`` (RecallIndex, Hit),
+``block`` (the related-memories block).
+"""
+
+from memory.recall.block import hit_lines, related_block
+from memory.recall.index import Hit, RecallIndex
+
+__all__ = ["Hit", "RecallIndex", "hit_lines", "related_block"]

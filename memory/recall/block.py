@@ -1,0 +1,79 @@
+"""Text for recalled turns: the ``[관련 기억 / Related memories]`` block of the automatic recall,
+and the lines of a ``/search`` answer.
+
+Which hits are good enough is ``Hit.relevant`` (memory.recall.index); this module only formats.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from memory.recall.index import Hit
+from memory.window import shorten
+
+TURN_CHARS = 600  # longest text of one recalled message in the block
+HEADER = "[관련 기억 / Related memories]"
+INTRO = (
+    "Older parts of this conversation (archived or summarized) that may be relevant to the new message, "
+    "found by search; use them only if they help, and prefer newer information where they disagree."
+)
+
+
+def when(at: str | None, tz: str) -> str:
+    """``at`` as ``YYYY-MM-DD HH:MM`` in zone ``tz`` (times without a zone are shown as written)."""
+    if not at:
+        return "?"
+    try:
+        dt = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return at
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(ZoneInfo(tz))
+    return dt.strftime("%Y-%m-%d %H:%M")
+
+
+def who(hit: Hit) -> str:
+    if hit.role == "assistant":
+        return "assistant"
+    return f"user ({hit.name})" if hit.name else "user"
+
+
+def _line(hit: Hit, tz: str) -> str:
+    text = " ".join(shorten(hit.content, TURN_CHARS).split())
+    return f"{when(hit.at, tz)} {who(hit)}: {text}"
+
+
+def related_block(hits: list[Hit], tz: str) -> str | None:
+    """The block of recalled turns (each with its date, who said it, and the turn completing the
+    exchange), in the order they were said; None when there is nothing to recall."""
+    if not hits:
+        return None
+    entries: dict[tuple[str | None, int], Hit] = {}
+    for h in hits:
+        for part in (h, *h.context):
+            entries.setdefault((part.file, part.line), part)
+    groups: list[list[Hit]] = []
+    ordered = sorted(entries.values(), key=lambda h: (h.file is None, h.file or "", h.line))  # archives first
+    for h in ordered:
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.file == h.file and 0 < h.line - last.line <= 1:
+            groups[-1].append(h)
+        else:
+            groups.append([h])
+    lines = [HEADER, INTRO]
+    for g in groups:
+        lines.append("- " + _line(g[0], tz))
+        lines.extend("  " + _line(h, tz) for h in g[1:])
+    return "\n".join(lines)
+
+
+def hit_lines(hits: list[Hit], tz: str, width: int = 200) -> list[str]:
+    """One line per hit, best first, for ``/search``: ``YYYY-MM-DD HH:MM who: text`` (text cut to ``width``)."""
+    out = []
+    for h in hits:
+        text = " ".join(h.content.split())
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        out.append(f"{when(h.at, tz)} {who(h)}: {text}")
+    return out

@@ -1,0 +1,339 @@
+"""Ranking: BM25 candidates from FTS5, re-scored with the conversation around them.
+
+1. The query's terms (memory.recall.text) and dates (memory.recall.dates). Each term's document
+   frequency is counted in the chat's index (estimated for common terms, see ``_df``); the
+   rarest terms (up to a budget of postings) fetch the ``CANDIDATES`` best turns by BM25 from
+   FTS5, common terms the newest turns where they meet or appear (see ``_candidates``), and a
+   date in the query adds the turns of those days.
+2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
+   (``own``), computed here from their text so that all turns are scored on one scale.
+3. A turn's final score (``Weights``) adds what surrounds it, because a question and its answer are spread
+   over an exchange and a topic over a session:
+   ``own + neighbour * best own of the turns next to it in its session
+        + neighbour2 * best own of the turns two away + session * best own of the other turns
+        of its session``,
+   then multiplied by ``1 + date`` when its day is one the query names, by
+   ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
+   goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
+   that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
+   "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
+
+``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
+automatic recall keeps only turns above a threshold (memory.recall.block).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+
+from memory.recall.dates import DayRange, query_dates
+from memory.recall.store import ChatRow
+from memory.recall.text import Term, doc_terms, query_terms
+
+K1 = 1.2
+B = 0.75
+CANDIDATES = 100  # turns fetched from FTS5 by BM25 for the rare terms
+FEW = 40  # ... for each query on common terms
+EXPAND = 30  # best candidates whose neighbours are fetched
+POSTINGS_BUDGET = 1_500  # postings ranked over the whole history (see _candidates)
+DATE_CANDIDATES = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """How much each signal adds to a turn's own BM25 score (see the module docstring)."""
+
+    neighbour: float = 0.3
+    neighbour2: float = 0.3
+    session: float = 0.15
+    tense: float = 0.5
+    date: float = 1.0
+    speaker: float = 0.2
+    recency: float = 0.05
+
+    @classmethod
+    def bm25(cls) -> Weights:
+        """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
+        return cls(neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0)
+
+
+DEFAULT_WEIGHTS = Weights()
+_COLUMNS = "id, file, line, offset, ts, day, at, role, name, session, dead, content"
+
+
+@dataclass(slots=True)
+class Turn:
+    id: int
+    file: int
+    line: int
+    offset: int
+    ts: float | None
+    day: int | None
+    at: str | None
+    role: str
+    name: str | None
+    session: int
+    dead: int
+    content: str
+    own: float = 0.0
+    relevance: float = 0.0
+    matched: float = 0.0
+    score: float = 0.0
+    near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
+    neighbours_known: bool = False
+
+    @property
+    def prev(self) -> Turn | None:
+        return self.near.get(-1)
+
+    @property
+    def next(self) -> Turn | None:
+        return self.near.get(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    terms: list[Term]
+    idf: dict[Term, float]
+    ranges: list[DayRange]
+    speakers: frozenset[str]
+    tense: int  # +1: asks for the current state ("now", "요즘"), -1: for an earlier one ("before", "전에")
+
+
+_NOW = re.compile(
+    r"\b(?:now|current|currently|nowadays|these days|latest|newest|still|anymore)\b|지금|요즘|현재|최근|요새"
+)
+_BEFORE = re.compile(
+    r"\b(?:before|previous|previously|used to|originally|formerly|at first|earlier|old)\b|전에|예전|원래|처음|이전"
+)
+
+
+def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int]) -> int:
+    """How many turns hold ``term``: exact up to POSTINGS_BUDGET, else estimated from how densely
+    it occurs among the newest turns (counting every posting of a common term would cost more
+    than the whole search)."""
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
+    rows = conn.execute(sql, (term.fts(), POSTINGS_BUDGET + 1)).fetchall()
+    if len(rows) <= POSTINGS_BUDGET:
+        return len(rows)
+    lo, hi = span
+    return min(chat.docs, int(len(rows) * (hi - lo + 1) / max(hi - rows[-1][0] + 1, 1)))
+
+
+def parse(conn: sqlite3.Connection, chat: ChatRow, text: str, today: date | None) -> tuple[Query, dict[Term, int]]:
+    ranges, rest = query_dates(text, today)
+    terms = query_terms(rest)
+    n = max(chat.docs, 1)
+    lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0
+    hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0  # apart: indexed
+    dfs = {t: min(_df(conn, chat, t, (lo, hi)), n) for t in terms}
+    terms = [t for t in terms if dfs[t] > 0]
+    idf = {t: math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
+    names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
+    words = set(rest.split())
+    speakers = frozenset(n for n in names if n in words or any(w.startswith(n) for w in words))
+    lowered = text.casefold()
+    tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
+    return Query(terms, idf, ranges, speakers, tense), dfs
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[Turn]:
+    return [Turn(*r) for r in conn.execute(sql, args)]
+
+
+def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
+    terms = doc_terms(turn.content)
+    counts = Counter(terms)
+    dl = len(terms)
+    norm = K1 * (1 - B + B * dl / avgdl)
+    score = 0.0
+    matched = 0.0
+    keys = frozenset(counts)
+    for t, w in q.idf.items():
+        if t.prefix:
+            tf = sum(c for k, c in counts.items() if k.startswith(t.text))
+        else:
+            tf = counts.get(t.text, 0) if t.text in keys else 0
+        if tf:
+            score += w * tf * (K1 + 1) / (tf + norm)
+            matched += w
+    total = sum(q.idf.values())
+    turn.own = score
+    turn.matched = matched
+    turn.relevance = matched / total if total else 0.0
+
+
+def _ranked(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], limit: int) -> list[int]:
+    expr = " OR ".join(t.fts() for t in terms)
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rank LIMIT ?"
+    return [r[0] for r in conn.execute(sql, (expr, limit))]
+
+
+def _newest(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], op: str, limit: int) -> list[int]:
+    expr = f" {op} ".join(t.fts() for t in terms)
+    sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
+    return [r[0] for r in conn.execute(sql, (expr, limit))]
+
+
+def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Term, int]) -> list[int]:
+    """Turn ids worth scoring, reading a bounded number of postings whatever the chat's size.
+
+    FTS5 computes BM25 for every match of a ranked query (1.5 µs each in a small index, 6-9 µs in
+    one of a million messages), so only the rarest terms, up to POSTINGS_BUDGET postings together,
+    are ranked over the whole history. Common terms (each in more messages than that) bring the
+    newest turns where they meet (AND: FTS5 skips through the lists) and the newest that hold any
+    of them, unranked; all candidates are then scored alike (``_bm25``).
+    """
+    ids: list[int] = []
+    if q.terms:
+        rare: list[Term] = []
+        common: list[Term] = []
+        budget = 0
+        for t in sorted(q.terms, key=lambda t: dfs[t]):
+            if budget + dfs[t] <= POSTINGS_BUDGET:
+                rare.append(t)
+                budget += dfs[t]
+            else:
+                common.append(t)
+        if rare:
+            ids += _ranked(conn, chat, rare, CANDIDATES)
+        if len(common) >= 3:
+            ids += _newest(conn, chat, common[:3], "AND", FEW)
+        if len(common) >= 2:
+            ids += _newest(conn, chat, common[:2], "AND", FEW)
+        if common:
+            ids += _newest(conn, chat, common, "OR", FEW)
+    for r in q.ranges:
+        for first, last in _day_spans(conn, chat, r):
+            ids.extend(
+                x[0]
+                for x in conn.execute(
+                    "SELECT id FROM turns WHERE chat=? AND day BETWEEN ? AND ? ORDER BY day, id LIMIT ?",
+                    (chat.id, first, last, DATE_CANDIDATES),
+                )
+            )
+    return list(dict.fromkeys(ids))
+
+
+def _day_spans(conn: sqlite3.Connection, chat: ChatRow, r: DayRange) -> list[tuple[int, int]]:
+    if not r.any_year:
+        return [(r.first, r.last)]
+    lo = conn.execute("SELECT min(day) FROM turns WHERE chat=? AND day IS NOT NULL", (chat.id,)).fetchone()[0]
+    hi = conn.execute("SELECT max(day) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0]
+    if lo is None or hi is None:
+        return []
+    return [(y * 10000 + r.first, y * 10000 + r.last) for y in range(hi // 10000, lo // 10000 - 1, -1)][:30]
+
+
+def _attach_neighbours(conn: sqlite3.Connection, turns: list[Turn], pool: dict[int, Turn]) -> list[Turn]:
+    """Link each turn to the two live turns before and after it in its file; return the new ones.
+
+    Turns of one file are mostly indexed with consecutive ids, so one query by id ranges finds
+    most neighbours; a turn whose window there is incomplete is looked up by file and line.
+    """
+    todo = [t for t in turns if not t.neighbours_known]
+    if not todo:
+        return []
+    ranges = " OR ".join("id BETWEEN ? AND ?" for _ in todo)
+    args = tuple(x for t in todo for x in (t.id - 6, t.id + 6))
+    near_rows: dict[int, list[Turn]] = {}
+    for r in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE {ranges}", args):
+        near_rows.setdefault(r.file, []).append(r)
+    added: list[Turn] = []
+    for t in todo:
+        t.neighbours_known = True
+        rows = [r for r in near_rows.get(t.file, []) if abs(r.line - t.line) <= 6]
+        lines = {r.line for r in rows}
+        if not all(x in lines for x in range(max(1, t.line - 2), t.line + 3) if x != t.line):
+            rows = _rows(
+                conn,
+                f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
+                (t.file, t.line - 6, t.line + 6),
+            )
+        rows.sort(key=lambda r: r.line)
+        before = [r for r in rows if r.line < t.line and not r.dead][-2:]
+        after = [r for r in rows if r.line > t.line and not r.dead][:2]
+        steps = [(-1 - i, r) for i, r in enumerate(reversed(before))] + [(1 + i, r) for i, r in enumerate(after)]
+        for step, found in steps:
+            known = pool.get(found.id)
+            if known is None:
+                known = pool[found.id] = found
+                added.append(found)
+            t.near[step] = known
+            known.near.setdefault(-step, t)
+    return added
+
+
+def rank(
+    conn: sqlite3.Connection,
+    chat: ChatRow,
+    text: str,
+    limit: int,
+    *,
+    exclude_from: tuple[int, int] | None = None,
+    today: date | None = None,
+    weights: Weights = DEFAULT_WEIGHTS,
+) -> list[Turn]:
+    """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off)."""
+    if limit <= 0 or chat.docs <= 0:
+        return []
+    q, dfs = parse(conn, chat, text, today)
+    if not q.terms and not q.ranges:
+        return []
+    ids = _candidates(conn, chat, q, dfs)
+    if not ids:
+        return []
+    pool: dict[int, Turn] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for t in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE id IN ({marks})", tuple(chunk)):
+            pool[t.id] = t
+    avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
+    for t in pool.values():
+        _bm25(t, q, avgdl)
+    best = sorted(pool.values(), key=lambda t: t.own, reverse=True)[:EXPAND]
+    for t in _attach_neighbours(conn, best, pool):
+        _bm25(t, q, avgdl)
+    _score(pool, q, weights)
+    out = [
+        t
+        for t in pool.values()
+        if not t.dead
+        and (t.score > 0)
+        and not (exclude_from and t.file == exclude_from[0] and t.offset >= exclude_from[1])
+    ]
+    out.sort(key=lambda t: (-t.score, -t.id))
+    return out[:limit]
+
+
+def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
+    session_best: dict[int, list[float]] = {}
+    for t in pool.values():
+        session_best.setdefault(t.session, []).append(t.own)
+    for v in session_best.values():
+        v.sort(reverse=True)
+    stamps = sorted((t.ts if t.ts is not None else float(t.id)) for t in pool.values())
+    lo, hi = stamps[0], stamps[-1]
+    for t in pool.values():
+        near1 = max((n.own for k, n in t.near.items() if abs(k) == 1 and n.session == t.session), default=0.0)
+        near2 = max((n.own for k, n in t.near.items() if abs(k) == 2 and n.session == t.session), default=0.0)
+        best = session_best[t.session]
+        other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
+        score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
+        if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
+            score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
+        if q.speakers and t.name and t.name.casefold() in q.speakers:
+            score *= 1 + w.speaker
+        stamp = t.ts if t.ts is not None else float(t.id)
+        if hi > lo:
+            r = (stamp - lo) / (hi - lo)
+            score *= 1 + w.recency * r
+            if q.tense:
+                score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
+        t.score = score

@@ -1,0 +1,419 @@
+"""The SQLite file that holds the recall index: schema, connections, and indexing of transcripts.
+
+One database, ``$DATA_DIR/recall.sqlite3`` (mode 0600, WAL). Everything in it is derived from
+the transcripts and can be deleted at any time: it is rebuilt when missing, when its version is
+not ours, when it is corrupt, and per transcript file when that file is not the one indexed
+(another inode, shrunk, or different bytes where indexing stopped).
+
+Tables:
+
+- ``chats``: one row per chat, with its document and term counts (for BM25);
+- ``files``: the transcript files of a chat (``name`` is ``''`` for the live one, else the archive
+  file name), the inode, how many bytes (``done``) and physical lines (``lines``) are indexed, and a
+  hash of the first and the last indexed line to notice a file that was replaced;
+- ``turns``: one row per stored message with its 1-based physical ``line``, byte ``offset``, ``at``,
+  day (yyyymmdd), role, name, session number, ``dead`` (superseded by a retry) and text;
+- ``fts_<chat>``: a contentless FTS5 table per chat over the terms of ``memory.recall.text``
+  (per-chat statistics, and a search never reads another chat's postings).
+
+Writers use ``BEGIN IMMEDIATE`` and re-read a file's progress inside the transaction, so two
+processes (the bot and the terminal chat) can index the same chat at once without a line twice
+or a line lost. Large files are indexed in batches, one transaction each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.files import FILE_MODE, ensure_private_dir, locked
+from memory.recall.dates import parse_at
+from memory.recall.text import doc_terms
+from memory.window import content_text
+
+log = logging.getLogger(__name__)
+
+VERSION = "1"  # bump when the schema or the terms made by memory.recall.text change
+DB_NAME = "recall.sqlite3"
+SESSION_GAP = 3 * 3600.0  # seconds of silence that start a new session
+BATCH_LINES = 20_000  # lines per transaction when indexing a large file
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chats(
+    id INTEGER PRIMARY KEY,
+    chat TEXT NOT NULL UNIQUE,
+    docs INTEGER NOT NULL DEFAULT 0,
+    terms INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    chat INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    seen INTEGER NOT NULL DEFAULT 0,
+    mtime INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    head TEXT NOT NULL DEFAULT '',
+    tail TEXT NOT NULL DEFAULT '',
+    UNIQUE(chat, name)
+);
+CREATE TABLE IF NOT EXISTS turns(
+    id INTEGER PRIMARY KEY,
+    chat INTEGER NOT NULL,
+    file INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    ts REAL,
+    day INTEGER,
+    at TEXT,
+    role TEXT NOT NULL,
+    name TEXT,
+    session INTEGER NOT NULL,
+    dead INTEGER NOT NULL DEFAULT 0,
+    nterms INTEGER NOT NULL,
+    content TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_file_line ON turns(file, line);
+CREATE INDEX IF NOT EXISTS turns_chat_day ON turns(chat, day);
+CREATE INDEX IF NOT EXISTS turns_chat ON turns(chat);
+CREATE TABLE IF NOT EXISTS speakers(chat INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY(chat, name));
+"""
+
+
+class IndexCorrupt(Exception):
+    """The database file cannot be used and has to be rebuilt."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    id: int
+    docs: int
+    terms: int
+
+    @property
+    def fts(self) -> str:
+        return f"fts_{self.id}"
+
+
+
+@dataclass(slots=True)
+class FileRow:
+    id: int
+    name: str
+    dev: int
+    ino: int
+    done: int
+    seen: int
+    mtime: int
+    lines: int
+    head: str
+    tail: str
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating with mode 0600) the index database in WAL mode, autocommit."""
+    ensure_private_dir(path.parent)
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+            raise IndexCorrupt("cannot switch to WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # the index is derived: losing its last commits is fine
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA cache_size=-32000")
+        version = _version(conn)
+        if version is None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if _version(conn) is None:
+                    for stmt in _SCHEMA.split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('version', ?)", (VERSION,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        elif version != VERSION:
+            raise IndexCorrupt(f"index version {version!r}, expected {VERSION!r}")
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise IndexCorrupt(str(e)) from e
+    except BaseException:
+        conn.close()
+        raise
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            os.chmod(str(path) + suffix, FILE_MODE)
+    return conn
+
+
+def _version(conn: sqlite3.Connection) -> str | None:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if not exists:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    return row[0] if row else None
+
+
+def remove_database(path: Path) -> None:
+    """Delete the (derived) index database and its WAL files."""
+    for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def chat_row(conn: sqlite3.Connection, chat: str, *, create: bool) -> ChatRow | None:
+    row = conn.execute("SELECT id, docs, terms FROM chats WHERE chat=?", (chat,)).fetchone()
+    if row is None and create:
+        with write_transaction(conn):
+            row = conn.execute("SELECT id, docs, terms FROM chats WHERE chat=?", (chat,)).fetchone()
+            if row is None:
+                cur = conn.execute("INSERT INTO chats(chat) VALUES(?)", (chat,))
+                cid = int(cur.lastrowid or 0)
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE fts_{cid} USING fts5(body, content='', "
+                    "tokenize='unicode61 remove_diacritics 0', prefix='1')"
+                )
+                row = (cid, 0, 0)
+    return ChatRow(*row) if row else None
+
+
+def file_rows(conn: sqlite3.Connection, chat_id: int) -> dict[str, FileRow]:
+    rows = conn.execute(
+        "SELECT id, name, dev, ino, done, seen, mtime, lines, head, tail FROM files WHERE chat=?", (chat_id,)
+    ).fetchall()
+    return {r[1]: FileRow(*r) for r in rows}
+
+
+def message_text(content: Any) -> str:
+    """The searchable text of a message: its text blocks (tool calls, results and images are left out)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return content_text([b for b in content if isinstance(b, Mapping) and b.get("type") == "text"])
+    return ""
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+_SIGN = 256  # bytes hashed at the start of a file and before the point indexing stopped
+
+
+def _head(path: Path) -> str:
+    """Hash of the file's first line (at most its first _SIGN bytes)."""
+    with open(path, "rb") as f:
+        data = f.read(_SIGN)
+    cut = data.find(b"\n")
+    return _digest(data[: cut + 1] if cut >= 0 else data)
+
+
+def _tail(f: Any, end: int) -> str:
+    """Hash of the _SIGN bytes before ``end`` of the open file ``f``."""
+    start = max(0, end - _SIGN)
+    f.seek(start)
+    return _digest(f.read(end - start))
+
+
+def file_matches(path: Path, row: FileRow, st: os.stat_result) -> bool:
+    """Whether the file on disk is still the one whose first ``row.done`` bytes were indexed."""
+    if (st.st_dev, st.st_ino) != (row.dev, row.ino) or st.st_size < row.done:
+        return False
+    if row.done == 0:
+        return True
+    try:
+        with open(path, "rb") as f:
+            tail = _tail(f, row.done)
+        return _head(path) == row.head and tail == row.tail
+    except OSError:
+        return False
+
+
+def locked_size(path: Path) -> int | None:
+    """The file's size learned under a shared lock (a turn boundary), or None if it is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        with locked(fd, exclusive=False):
+            return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def forget_file(conn: sqlite3.Connection, chat: ChatRow, file_id: int) -> int:
+    """Remove one file's turns from the index (inside the caller's transaction)."""
+    rows = conn.execute("SELECT id, content FROM turns WHERE file=?", (file_id,)).fetchall()
+    conn.executemany(
+        f"INSERT INTO {chat.fts}({chat.fts}, rowid, body) VALUES('delete', ?, ?)",
+        ((rid, " ".join(doc_terms(text))) for rid, text in rows),
+    )
+    terms = sum(len(doc_terms(text)) for _, text in rows)
+    conn.execute("DELETE FROM turns WHERE file=?", (file_id,))
+    conn.execute("DELETE FROM files WHERE id=?", (file_id,))
+    conn.execute("UPDATE chats SET docs=docs-?, terms=terms-? WHERE id=?", (len(rows), terms, chat.id))
+    return len(rows)
+
+
+def index_file(conn: sqlite3.Connection, chat: ChatRow, name: str, path: Path, size: int) -> int:
+    """Index the complete lines of ``path`` up to ``size`` that are not indexed yet; return turns added.
+
+    Runs its own transactions (one per batch of lines) and re-reads the file's progress inside
+    each, so a concurrent indexer of the same file is never duplicated.
+    """
+    added = 0
+    while True:
+        with write_transaction(conn):
+            rows = file_rows(conn, chat.id)
+            row = rows.get(name)
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                return added
+            if row is not None and not file_matches(path, row, st):
+                log.info("recall index: %s changed, indexing it again", path.name)
+                forget_file(conn, chat, row.id)
+                row = None
+            if row is None:
+                cur = conn.execute(
+                    "INSERT INTO files(chat, name, dev, ino) VALUES(?, ?, ?, ?)",
+                    (chat.id, name, st.st_dev, st.st_ino),
+                )
+                row = FileRow(int(cur.lastrowid or 0), name, st.st_dev, st.st_ino, 0, 0, 0, 0, "", "")
+            if row.seen == size and row.mtime == st.st_mtime_ns:
+                return added
+            n, more = _index_batch(conn, chat, row, path, size, st.st_mtime_ns)
+            added += n
+        if not more:
+            return added
+
+
+def _index_batch(
+    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int, mtime: int
+) -> tuple[int, bool]:
+    """Index up to BATCH_LINES complete lines from ``row.done``; return (turns added, more to do)."""
+    last = conn.execute(
+        "SELECT id, role, content, ts, session, dead FROM turns WHERE file=? AND dead=0 ORDER BY line DESC LIMIT 2",
+        (row.id,),
+    ).fetchall()
+    recent = [(r[0], r[1], r[2]) for r in reversed(last)]  # the last two live turns, for retries
+    prev_ts: float | None = last[0][3] if last else None
+    session: int | None = last[0][4] if last else None
+    turn_rows: list[tuple[Any, ...]] = []
+    fts_rows: list[tuple[int, str]] = []
+    speakers: set[str] = set()
+    dead_ids: list[int] = []
+    next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
+    terms_total = 0
+    pos = row.done
+    lines = row.lines
+    more = False
+    with open(path, "rb") as f:
+        f.seek(pos)
+        while pos < size:
+            if len(turn_rows) >= BATCH_LINES:
+                more = True
+                break
+            raw = f.readline(size - pos)
+            if not raw.endswith(b"\n"):
+                break  # a torn last line: left for when it is completed
+            offset = pos
+            pos += len(raw)
+            lines += 1
+            data = _parse(raw)
+            if data is None:
+                continue
+            text = message_text(data["content"])
+            ts, day = parse_at(data.get("at"))
+            role = data["role"]
+            if session is None or (ts is not None and prev_ts is not None and ts - prev_ts > SESSION_GAP):
+                session = next_id
+            if ts is not None:
+                prev_ts = ts
+            name = data.get("name") if isinstance(data.get("name"), str) else None
+            if name:
+                speakers.add(name.casefold())
+            if (
+                role == "user"
+                and data.get("retry")
+                and len(recent) >= 2
+                and recent[-1][1] == "assistant"
+                and recent[-2][1] == "user"
+                and recent[-2][2] == text
+            ):
+                dead_ids.extend(r[0] for r in recent[-2:])
+                recent = recent[:-2]
+            terms = doc_terms(text)
+            terms_total += len(terms)
+            at = data.get("at") if isinstance(data.get("at"), str) else None
+            turn_rows.append(
+                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, session, len(terms), text)
+            )
+            fts_rows.append((next_id, " ".join(terms)))
+            recent = [*recent[-1:], (next_id, role, text)]
+            next_id += 1
+        tail = _tail(f, pos)
+    if pos == row.done:
+        conn.execute("UPDATE files SET seen=?, mtime=? WHERE id=?", (size, mtime, row.id))
+        return 0, False
+    head = row.head or _head(path)
+    conn.executemany(
+        "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, session, nterms, content) "
+        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        turn_rows,
+    )
+    conn.executemany(f"INSERT INTO {chat.fts}(rowid, body) VALUES(?, ?)", fts_rows)
+    if dead_ids:
+        conn.executemany("UPDATE turns SET dead=1 WHERE id=?", ((i,) for i in dead_ids))
+    if speakers:
+        conn.executemany("INSERT OR IGNORE INTO speakers(chat, name) VALUES(?, ?)", ((chat.id, s) for s in speakers))
+    conn.execute(
+        "UPDATE files SET done=?, seen=?, mtime=?, lines=?, head=?, tail=? WHERE id=?",
+        (pos, size if not more else pos, mtime, lines, head, tail, row.id),
+    )
+    conn.execute("UPDATE chats SET docs=docs+?, terms=terms+? WHERE id=?", (len(turn_rows), terms_total, chat.id))
+    return len(turn_rows), more
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("role") not in ("user", "assistant"):
+        return None
+    if not isinstance(data.get("content"), str | list):
+        return None
+    return data

@@ -1,0 +1,97 @@
+"""The fake Telegram server refuses what the real Bot API refuses (called over HTTP, as the bot does)."""
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.fakes.telegram_server import FakeTelegram
+
+CHAT = 3131
+GROUP = -1003131
+
+
+def call(tg: FakeTelegram, method: str, **params) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        f"{tg.base_url}{tg.token}/{method}",
+        data=json.dumps(params).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def refused(tg: FakeTelegram, method: str, **params) -> tuple[int, str]:
+    status, body = call(tg, method, **params)
+    assert not body["ok"] and body["error_code"] == status
+    return status, body["description"]
+
+
+def test_a_chat_that_blocked_the_bot_answers_403_to_every_method(fake_telegram: FakeTelegram):
+    assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="hi")[1]["ok"]
+    fake_telegram.blocked_chats.add(CHAT)
+    for method, extra in [
+        ("sendMessage", {"text": "hi"}),
+        ("sendChatAction", {"action": "typing"}),
+        ("sendMessageDraft", {"draft_id": 1, "text": "hi"}),
+        ("editMessageText", {"message_id": 1000, "text": "hi"}),
+    ]:
+        assert refused(fake_telegram, method, chat_id=CHAT, **extra) == (403, "Forbidden: bot was blocked by the user")
+    fake_telegram.blocked_chats.add(GROUP)
+    assert refused(fake_telegram, "sendMessage", chat_id=GROUP, text="hi")[0] == 403
+    assert fake_telegram.sent(CHAT) == ["hi"]  # refused calls are not counted as sent
+
+
+def test_an_unknown_chat_answers_chat_not_found(fake_telegram: FakeTelegram):
+    fake_telegram.unknown_chats.add(GROUP)
+    assert refused(fake_telegram, "sendMessage", chat_id=GROUP, text="hi") == (400, "Bad Request: chat not found")
+
+
+def test_empty_text_after_parsing_is_refused(fake_telegram: FakeTelegram):
+    assert refused(fake_telegram, "sendMessage", chat_id=CHAT, text="<b> </b>", parse_mode="HTML") == (
+        400,
+        "Bad Request: message text is empty",
+    )
+
+
+def test_captions_over_1024_characters_are_refused(fake_telegram: FakeTelegram):
+    ok = call(fake_telegram, "sendDocument", chat_id=CHAT, document="x", caption="가" * 1024)
+    assert ok[1]["ok"]
+    status, description = refused(fake_telegram, "sendDocument", chat_id=CHAT, document="x", caption="가" * 1025)
+    assert (status, description) == (400, "Bad Request: message caption is too long")
+    # counted after parsing: tags are free
+    html_caption = "<b>" + "a" * 1000 + "</b>"
+    assert call(fake_telegram, "sendPhoto", chat_id=CHAT, photo="x", caption=html_caption, parse_mode="HTML")[1]["ok"]
+    assert refused(fake_telegram, "sendPhoto", chat_id=CHAT, photo="x", caption="😀" * 513)[0] == 400
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_reply_to_a_missing_message_is_refused_unless_allowed(fake_telegram: FakeTelegram, legacy):
+    message = fake_telegram.message(CHAT, "question")
+    fake_telegram.push_update({"message": message})  # the user's message: it can be replied to
+    known = message["message_id"]
+
+    def reply(message_id: int, allow: bool | None = None) -> dict:
+        if legacy:
+            extra = {"reply_to_message_id": message_id}
+            if allow is not None:
+                extra["allow_sending_without_reply"] = allow
+            return extra
+        parameters: dict = {"message_id": message_id}
+        if allow is not None:
+            parameters["allow_sending_without_reply"] = allow
+        return {"reply_parameters": parameters}
+
+    assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="a", **reply(known))[1]["ok"]
+    assert refused(fake_telegram, "sendMessage", chat_id=CHAT, text="b", **reply(987654)) == (
+        400,
+        "Bad Request: message to be replied not found",
+    )
+    assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="c", **reply(987654, allow=True))[1]["ok"]
+    bot_message = call(fake_telegram, "sendMessage", chat_id=CHAT, text="d")[1]["result"]["message_id"]
+    assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="e", **reply(bot_message))[1]["ok"]
+    assert refused(fake_telegram, "sendMessage", chat_id=CHAT + 1, text="f", **reply(known))[0] == 400  # other chat
