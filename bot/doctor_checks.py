@@ -387,6 +387,28 @@ def facts_check(ctx: Context) -> Iterator[Result]:
         yield ok("facts", f"{files}, {facts} fact{'s' if facts != 1 else ''}, all readable")
 
 
+@check("pending")
+def pending_check(ctx: Context) -> Iterator[Result]:
+    """chats/*.pending.json (memory/pending.py): the failed question /retry sends after a restart."""
+    paths = [p for p in _chat_files(ctx, "*.pending.json") if p.parent.name == "chats"]
+    unreadable = []
+    for path in paths:
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            data = None
+        if not (isinstance(data, dict) and isinstance(data.get("text"), str)):
+            unreadable.append(path.name)
+    if unreadable:
+        yield note(
+            "pending",
+            f"{unreadable[0]}{f' and {len(unreadable) - 1} more' if len(unreadable) > 1 else ''} cannot be read: "
+            "harmless, /retry then finds no failed question in that chat (the question can be sent again)",
+        )
+    else:
+        yield ok("pending", f"{len(paths)} failed question{'s' if len(paths) != 1 else ''} waiting for /retry")
+
+
 RECALL_FILE = "recall.sqlite3"
 
 
@@ -411,8 +433,8 @@ def recall_index_check(ctx: Context) -> Iterator[Result]:
     else:
         yield problem(
             "recall index",
-            f"{RECALL_FILE} is damaged ({verdict[:200]}): it is derived from the transcripts; with the bot "
-            f"stopped, move it aside (mv {path} {path}.bad) and it is built again",
+            f"{RECALL_FILE} is damaged ({verdict[:200]}): it is derived from the transcripts and the bot builds "
+            "it again when it finds it unusable; nothing is lost. If this repeats, check the disk",
         )
 
 

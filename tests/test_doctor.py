@@ -7,7 +7,6 @@ Most tests call ``doctor.main`` in-process with an explicit environment; one run
 import hashlib
 import io
 import os
-import sqlite3
 import subprocess
 import sys
 import types
@@ -18,6 +17,8 @@ import pytest
 from bot import doctor
 from memory.facts import FactStore
 from memory.format import ensure_format
+from memory.pending import PendingStore
+from memory.recall import RecallIndex
 from memory.summary import Summary, SummaryStore
 from memory.transcript import Transcript
 from tests.conftest import ROOT
@@ -70,12 +71,9 @@ def healthy_data(data_dir: Path) -> Transcript:
         ),
     )
     FactStore(data_dir).add(42, "자물쇠 번호는 4719")
-    con = sqlite3.connect(data_dir / "recall.sqlite3")
-    con.execute("CREATE VIRTUAL TABLE recall USING fts5(text)")
-    con.execute("INSERT INTO recall VALUES ('자물쇠 4719')")
-    con.commit()
-    con.close()
-    (data_dir / "recall.sqlite3").chmod(0o600)
+    with RecallIndex(data_dir) as index:  # the real index (SQLite FTS5, WAL)
+        assert index.sync(42) > 0 and index.sync(7) > 0
+    PendingStore(data_dir).save(7, {"text": "실패한 질문", "meta": {}, "retry": False, "at": "2026-11-29"})
     return t
 
 
@@ -83,7 +81,9 @@ def test_healthy_data_directory(data_dir):
     healthy_data(data_dir)
     rc, lines = run_doctor(env_for(data_dir), "--offline")
     assert rc == 0, lines
-    for name in ("settings", "data dir", "file modes", "format", "transcripts", "summaries", "facts", "recall index"):
+    for name in (
+        "settings", "data dir", "file modes", "format", "transcripts", "summaries", "facts", "pending", "recall index"
+    ):  # fmt: skip
         assert statuses(lines, name) == {"ok"}, lines
     assert lines_of(lines, "transcripts") == ["ok       transcripts: 2 files, 6 messages, all readable"]
     assert statuses(lines, "telegram") == statuses(lines, "anthropic") == {"skip"}
@@ -111,6 +111,7 @@ def test_damaged_data_directory(data_dir):
     (data_dir / "chats" / "7.summary.json").chmod(0o600)
     (data_dir / "chats" / "42.facts.json").write_text("[1, 2")
     (data_dir / "recall.sqlite3").write_bytes(b"this is not a database" * 100)
+    (data_dir / "chats" / "7.pending.json").write_text("{cut")
     t.path(7).chmod(0o644)
 
     rc, lines = run_doctor(env_for(data_dir), "--offline")
@@ -128,6 +129,7 @@ def test_damaged_data_directory(data_dir):
         statuses(lines, "facts") == {"problem"} and "42.facts.json is not a facts file" in lines_of(lines, "facts")[0]
     )
     assert statuses(lines, "recall index") == {"problem"}
+    assert statuses(lines, "pending") == {"note"}  # harmless: /retry finds nothing
     modes = lines_of(lines, "file modes")
     assert modes == [
         f"problem  file modes: chats/7.jsonl (mode 0644) can be read by other users: chmod -R go-rwx {data_dir}"
