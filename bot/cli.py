@@ -545,6 +545,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
+    from memory.format import FormatError, ensure_format
+
+    os.umask(0o077)  # files this process creates are private, like the bot's
+    try:
+        ensure_format(settings.data_dir)  # a newer data format than this code knows stops here
+    except (FormatError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
     from bot.claude import prewarm
     from bot.wiring import make_assistant
