@@ -19,17 +19,15 @@ Every process that opens a data directory (the bot, the terminal chat) calls
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
-import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.files import atomic_write_json, ensure_private_dir
+from memory.files import atomic_write_json, ensure_private_dir, flocked
 
 log = logging.getLogger(__name__)
 
@@ -100,18 +98,9 @@ def _record(version: int, now: datetime, extra: Mapping[str, Any] | None = None)
     }
 
 
-@contextlib.contextmanager
-def _dir_lock(data_dir: Path) -> Iterator[None]:
+def _dir_lock(data_dir: Path) -> contextlib.AbstractContextManager[None]:
     """An exclusive flock on the directory itself (no extra file needed)."""
-    fd = os.open(data_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    return flocked(data_dir, create=False)
 
 
 def ensure_format(
