@@ -4,19 +4,87 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Iterable
 
-from bot.config import ConfigError, load_settings
+from bot.config import ConfigError, Settings, load_settings, log_level
+from bot.turnlog import content_enabled
+
+USAGE = (
+    "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
+    "       python -m bot chat                   chat in the terminal (see --help there)\n"
+    "       python -m bot doctor [--offline]     check settings, data and connections (see --help there)\n"
+    "       python -m bot search                 search a chat's whole history (see --help there)"
+)
 
 
-def setup_logging() -> None:
+class Redact(logging.Filter):
+    """Replaces secrets (the bot token, the webhook secret) in every log record, whatever logged it."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def _clean(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "[redacted]")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        clean = self._clean(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            # a traceback may quote a request URL, and Telegram's URLs hold the token
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._clean(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._clean(record.stack_info)
+        return True
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    token = settings.telegram_bot_token
+    # the part after ':' is the secret half of a bot token; redact it also on its own
+    return [token, token.partition(":")[2], settings.webhook_secret, settings.anthropic_api_key]
+
+
+def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
     logging.basicConfig(
-        level=logging.INFO,
+        level=getattr(logging, level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    # these loggers print request URLs, and Telegram's URLs contain the bot token
+    redact = Redact(secrets)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redact)
+    # these loggers print request URLs, and Telegram's URLs contain the bot token: WARNING at any level
     for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    if level == "DEBUG" and not content_enabled():
+        # the libraries' debug output shows every update and request, message text included:
+        # only with LOG_CONTENT=1; DEBUG alone is for the bot's own loggers
+        for name in ("telegram", "anthropic", "tornado"):
+            logging.getLogger(name).setLevel(logging.INFO)
+
+
+def _pop_log_level(args: list[str]) -> tuple[str | None, list[str]]:
+    """(--log-level value or None, the other arguments)."""
+    rest: list[str] = []
+    value: str | None = None
+    it = iter(args)
+    for arg in it:
+        if arg == "--log-level":
+            value = next(it, "")
+        elif arg.startswith("--log-level="):
+            value = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    return value, rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,22 +93,36 @@ def main(argv: list[str] | None = None) -> int:
         from bot import cli
 
         return cli.main(args[1:])
+    if args and args[0] == "doctor":
+        from bot import doctor
+
+        return doctor.main(args[1:])
     if args and args[0] == "search":
         from bot import search_cli
 
         return search_cli.main(args[1:])
     if args and args[0] in ("-h", "--help"):
-        print(
-            "usage: python -m bot          run the Telegram bot (long polling)\n"
-            "       python -m bot chat     chat in the terminal (see --help there)\n"
-            "       python -m bot search   search a chat's whole history (see --help there)"
-        )
+        print(USAGE)
         return 0
-    setup_logging()
+    level_arg, rest = _pop_log_level(args)
+    if rest:
+        print(f"error: unknown argument {rest[0]!r}\n{USAGE}", file=sys.stderr)
+        return 2
     try:
         settings = load_settings()
+        level = log_level(level_arg, "--log-level") if level_arg is not None else settings.log_level
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    setup_logging(level, secrets_of(settings))
+    # whatever the service manager's umask (Docker's is 022): files this process creates are private
+    os.umask(0o077)
+    from memory.format import FormatError, ensure_format
+
+    try:
+        ensure_format(settings.data_dir)
+    except (FormatError, OSError) as e:
+        print(f"error: {e} (python -m bot doctor explains more)", file=sys.stderr)
         return 2
     from bot.tg.app import run
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from bot.prompt import build_system, with_cache_breakpoint
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
+from bot.turnlog import log_turn
 from memory.content import api_content, content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
@@ -326,6 +328,7 @@ class Assistant:
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()
+        started = time.monotonic()
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             turn, answer = await self._run_tools_loop(chat_id, q, system, messages, offset, asked_at, on_text)
@@ -333,6 +336,8 @@ class Assistant:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)
             await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
+            log_turn(chat_id, latency=time.monotonic() - started, usage=None, tool_rounds=0, outcome=e.kind,
+                     question=q.text)  # fmt: skip
             raise
         user: dict[str, Any] = {"role": "user", "content": q.text, "at": _iso(asked_at), **q.meta}
         if retry:
@@ -343,6 +348,8 @@ class Assistant:
         # one append of the whole turn, fsynced before the reply is shown
         await _finish_despite_cancel(asyncio.to_thread(self._store_turn, chat_id, stored))
         self._failed.pop(str(chat_id), None)
+        log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
+                 outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
         return answer
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
@@ -508,8 +515,8 @@ class Assistant:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self.recall is not None:
-            self.recall.close()
+        # the recall index is not closed here: a worker thread may still be inside it (a cancelled
+        # to_thread keeps running); its connections close with the process
 
     def _archive_files(self, chat_id: ChatId, stamp: str) -> Path | None:
         with self.memory.store.lock(chat_id, blocking=True):

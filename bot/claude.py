@@ -1,18 +1,31 @@
-"""The Claude client: streams a Messages API reply and maps failures to ModelError."""
+"""The Claude client: streams a Messages API reply and maps failures to ModelError.
+
+The Anthropic SDK takes over a second to import, so it is imported when the client is
+first needed (the first question), not at start: the terminal shows its prompt and the bot
+polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 from collections.abc import Sequence
-from typing import Any
-
-import anthropic
-import httpx2
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, Any
 
 from bot.model import ModelError, Reply, TextCallback, Usage
 
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
 log = logging.getLogger(__name__)
+
+
+def prewarm() -> threading.Thread:
+    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it."""
+    thread = threading.Thread(target=importlib.import_module, args=("anthropic",), name="import-anthropic", daemon=True)
+    thread.start()
+    return thread
 
 
 class ClaudeModel:
@@ -24,13 +37,36 @@ class ClaudeModel:
         *,
         api_key: str | None = None,
         client: AsyncAnthropic | None = None,
+        share: ClaudeModel | None = None,
         max_tokens: int = 4096,
         max_retries: int = 2,
         timeout: float = 120.0,
     ) -> None:
         self.name = model
         self.max_tokens = max_tokens
-        self.client = client or AsyncAnthropic(api_key=api_key, max_retries=max_retries, timeout=timeout)
+        self._client = client
+        self._share = share  # use that model's HTTP client (one connection pool, closed once)
+        self._options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "timeout": timeout}
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        """The SDK client, made (and the SDK imported) on first use."""
+        if self._share is not None:
+            return self._share.client
+        if self._client is None:
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic(**self._options)
+        return self._client
+
+    @client.setter
+    def client(self, value: AsyncAnthropic) -> None:
+        self._client, self._share = value, None
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if one was made (a shared one is closed by its owner)."""
+        if self._share is None and self._client is not None:
+            await self._client.close()
 
     async def complete(
         self,
@@ -42,6 +78,9 @@ class ClaudeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
+        import anthropic
+        import httpx2
+
         extra: dict[str, Any] = {}
         if tools:
             extra["tools"] = list(tools)

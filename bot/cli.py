@@ -548,7 +548,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
+    from memory.format import FormatError, ensure_format
 
+    os.umask(0o077)  # files this process creates are private, like the bot's
+    try:
+        ensure_format(settings.data_dir)  # a newer data format than this code knows stops here
+    except (FormatError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    from bot.claude import prewarm
     from bot.limits import Limits
     from bot.wiring import make_assistant
     from memory.usage import UsageLedger
@@ -556,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     # the owner at the keyboard: usage recorded (as "terminal"), never limited
     ledger = UsageLedger(settings.data_dir)
     assistant = make_assistant(settings, on_spend=Limits(ledger, timezone=settings.timezone).record)
+    prewarm()  # the SDK is imported while the user types the first question
     try:
         return _run_session(assistant, chat_id, settings)
     finally:

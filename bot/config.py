@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,9 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
 DEFAULT_DAILY_MESSAGES = 50
 DEFAULT_DAILY_TOKENS = 200_000
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Telegram's rule for setWebhook's secret_token: 1-256 characters A-Z a-z 0-9 _ -
+WEBHOOK_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 
 class ConfigError(Exception):
@@ -52,6 +56,13 @@ class Settings:
     daily_message_limit: int = DEFAULT_DAILY_MESSAGES  # questions a day per user but the owner (0: unlimited)
     daily_token_limit: int = DEFAULT_DAILY_TOKENS  # tokens a day per user but the owner (0: unlimited)
     model_prices: tuple[tuple[str, Price], ...] = ()  # MODEL_PRICES overrides of bot/pricing.py
+    # operations (deploy/README.md)
+    log_level: str = "INFO"
+    webhook_url: str = ""  # empty: long polling
+    webhook_secret: str = ""
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = 8080
+    heartbeat_file: str = ""  # empty: no heartbeat (the Docker image sets one for its HEALTHCHECK)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -162,6 +173,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
         **_summary_settings(env),
         **_access_settings(env),
+        **_ops_settings(env),
     )
 
 
@@ -180,4 +192,44 @@ def _summary_settings(env: Mapping[str, str]) -> dict[str, int | float | str]:
         "summary_max_chars": _int(env, "SUMMARY_MAX_CHARS", 2500, minimum=200),
         "summary_model": env.get("SUMMARY_MODEL", "").strip(),
         "summary_timeout": _float(env, "SUMMARY_TIMEOUT", 120.0, minimum=1.0),
+    }
+
+
+def log_level(raw: str, name: str = "LOG_LEVEL") -> str:
+    """A logging level name (DEBUG, INFO, WARNING, ERROR, CRITICAL); empty means INFO."""
+    level = raw.strip().upper() or "INFO"
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw.strip()!r}")
+    return level
+
+
+def _ops_settings(env: Mapping[str, str]) -> dict[str, int | str]:
+    url = env.get("WEBHOOK_URL", "").strip()
+    secret = env.get("WEBHOOK_SECRET", "").strip()
+    if url:
+        if not url.startswith("https://") or len(url) <= len("https://"):
+            raise ConfigError(
+                f"WEBHOOK_URL must be an https:// URL (Telegram sends webhooks only over HTTPS), got {url!r}"
+            )
+        if not secret:
+            raise ConfigError(
+                "WEBHOOK_SECRET is not set: it is required with WEBHOOK_URL "
+                "(1-256 characters A-Z a-z 0-9 _ -, e.g. from: openssl rand -hex 32)"
+            )
+    if secret and not WEBHOOK_SECRET_RE.match(secret):
+        # never echo the secret itself
+        raise ConfigError(
+            f"WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ - (got {len(secret)} characters, "
+            "some not allowed)"
+        )
+    port = _int(env, "WEBHOOK_PORT", 8080)
+    if port > 65535:
+        raise ConfigError(f"WEBHOOK_PORT must be at most 65535, got {port}")
+    return {
+        "log_level": log_level(env.get("LOG_LEVEL", "")),
+        "webhook_url": url,
+        "webhook_secret": secret,
+        "webhook_listen": env.get("WEBHOOK_LISTEN", "").strip() or "127.0.0.1",
+        "webhook_port": port,
+        "heartbeat_file": env.get("HEARTBEAT_FILE", "").strip(),
     }

@@ -28,7 +28,7 @@ def make_assistant(settings: Settings, *, on_spend: SpendSink | None = None) -> 
     summary_model = model
     if settings.summary_model and settings.summary_model != settings.anthropic_model:
         # the same HTTP client (closed with the chat model's at shutdown), another model name
-        summary_model = ClaudeModel(settings.summary_model, client=model.client, max_tokens=2048)
+        summary_model = ClaudeModel(settings.summary_model, share=model, max_tokens=2048)
     summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars)
     assistant = Assistant(
         transcript=Transcript(settings.data_dir),

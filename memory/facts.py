@@ -18,7 +18,6 @@ Telegram bot and the terminal chat can change one chat's facts at the same time.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import json
 import logging
@@ -29,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.files import FILE_MODE, atomic_write_json, ensure_private_dir, fsync_dir
+from memory.files import atomic_write_json, ensure_private_dir, flocked, fsync_dir
 from memory.transcript import check_chat_id
 
 log = logging.getLogger(__name__)
@@ -131,6 +130,9 @@ class FactStore:
         except (UnicodeDecodeError, json.JSONDecodeError):
             log.warning("facts %s are unreadable: ignored until fixed (the file is left as it is)", path.name)
             raise FactFileError(path) from None
+        if not isinstance(data, dict) or not isinstance(data.get("facts", []), list):
+            log.warning("facts %s are not a facts file: ignored until fixed (the file is left as it is)", path.name)
+            raise FactFileError(path)
         facts = [f for f in (Fact.from_json(x) for x in data.get("facts", [])) if f is not None]
         numbers = [int(f.id) for f in facts if f.id.isdigit()]
         next_id = data.get("next_id")
@@ -150,15 +152,8 @@ class FactStore:
     def _locked(self, chat_id: int | str) -> Iterator[None]:
         ensure_private_dir(self.root)
         ensure_private_dir(self.dir)
-        fd = os.open(self.lock_path(chat_id), os.O_RDWR | os.O_CREAT, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        with flocked(self.lock_path(chat_id)):
+            yield
 
     def _write(self, chat_id: int | str, next_id: int, facts: list[Fact]) -> None:
         atomic_write_json(

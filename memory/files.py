@@ -36,6 +36,18 @@ def locked(fd: int, exclusive: bool) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def flocked(path: Path, *, create: bool = True) -> Iterator[None]:
+    """Hold an exclusive flock on ``path`` (a lock file, created 0600 if missing, or a directory)."""
+    flags = os.O_RDWR | os.O_CREAT if create else os.O_RDONLY
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        with locked(fd, exclusive=True):
+            yield
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     """fsync a directory so that a rename or a new file inside it is durable."""
     fd = os.open(path, os.O_RDONLY)

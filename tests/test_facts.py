@@ -100,13 +100,14 @@ def test_archive_renames_and_never_deletes(store, data_dir):
     assert second is not None and second != target and target.exists()
 
 
-def test_an_unreadable_file_is_never_overwritten(store):
+@pytest.mark.parametrize("garbage", ["{not json", "[1, 2]", '{"facts": 3}', "null"])
+def test_an_unreadable_file_is_never_overwritten(store, garbage):
     store.add(1, "a")
-    store.path(1).write_text("{not json")
+    store.path(1).write_text(garbage)
     assert store.list(1) == []
     with pytest.raises(FactFileError):
         store.add(1, "b")
-    assert store.path(1).read_text() == "{not json"
+    assert store.path(1).read_text() == garbage
 
 
 def _add_many(data_dir: str, prefix: str, n: int) -> None:

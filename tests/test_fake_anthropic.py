@@ -15,7 +15,7 @@ TOOLS = [{"name": "remember", "description": "d", "input_schema": {"type": "obje
 
 def post(server: FakeAnthropic, body: dict) -> httpx.Response:
     body = {"model": "claude-sonnet-4-6", "max_tokens": 10, **body}
-    return httpx.post(f"{server.url}/v1/messages", json=body, timeout=10)
+    return httpx.post(f"{server.url}/v1/messages", json=body, headers={"x-api-key": "sk-ant-test"}, timeout=10)
 
 
 @pytest.mark.parametrize(

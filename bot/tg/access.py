@@ -4,7 +4,7 @@
   when the owner opened the group. Strangers get one short reply with their id and cost nothing:
   no model call, no file (their name is kept in memory only, for a later ``/allow``).
 - ``/start <code>`` pairs the first owner while none is known (``pairing``, called by /start);
-  the code was logged once at start (``post_init``).
+  the code was logged once at start (``announce_pairing``).
 - ``/allow``, ``/deny``, ``/users``: the owner's, in private chats and groups.
 - ``admit``: the daily limits, checked and counted when a question is accepted (bot/limits.py).
 - ``may_manage``: in groups ``/reset`` and ``/forget`` need the owner or a group administrator.
@@ -35,6 +35,7 @@ from memory.access import AccessFileError, AccessStore
 from memory.usage import UsageLedger
 
 log = logging.getLogger(__name__)
+pairing_log = logging.getLogger("bot.pairing")  # shown at any LOG_LEVEL: the owner needs the code
 
 OWNER_MENU = ("users", "allow", "deny")  # added to the owner's own command menu
 FLUSH_AFTER = 1.0  # seconds: usage counters reach the file this soon after a change
@@ -329,12 +330,10 @@ async def register_owner_menu(app: Application) -> None:
         log.warning("could not register the owner's command menu: %s", e)
 
 
-async def post_init(app: Application) -> None:
-    """Announce the pairing code once (while no owner is known) and set up the owner's menu."""
-    g: Guard = app.bot_data["guard"]
-    code = g.access.pairing_code
+def announce_pairing(app: Application) -> None:
+    """While no owner is known, write the pairing code to the log: once, at start, and nowhere else."""
+    code = app.bot_data["guard"].access.pairing_code
     if code is not None:
-        log.warning("pairing code: %s", code)
-        log.warning("no owner yet: send /start followed by that code to the bot from your Telegram account")
-    else:
-        await register_owner_menu(app)
+        pairing_log.setLevel(logging.WARNING)  # its own level: a quieter LOG_LEVEL must not hide it
+        pairing_log.warning("pairing code: %s", code)
+        pairing_log.warning("no owner yet: send /start followed by that code to the bot from your Telegram account")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from telegram import Update
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
+from telegram.request import BaseRequest
 
 from bot.ask import Assistant
+from bot.claude import prewarm
 from bot.config import Settings
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers
@@ -27,7 +32,11 @@ def file_base_url(base_url: str) -> str:
 
 
 def build_application(
-    settings: Settings, assistant: Assistant, *, now: Callable[[], datetime] = tg_access.utc_now
+    settings: Settings,
+    assistant: Assistant,
+    *,
+    get_updates_request: BaseRequest | None = None,
+    now: Callable[[], datetime] = tg_access.utc_now,
 ) -> Application:
     """The PTB application with all handlers registered; nothing runs yet.
 
@@ -38,20 +47,28 @@ def build_application(
     guard = tg_access.make_guard(settings, now)
     assistant.on_spend = tg_access.charging(guard, assistant.on_spend)
 
-    async def post_init(app: Application) -> None:
+    async def menus(app: Application) -> None:
         await commands.register_menu(app)
-        await tg_access.post_init(app)  # the pairing code (no owner yet) or the owner's menu
+        await tg_access.register_owner_menu(app)  # the owner's own menu, when an owner is known
+
+    async def post_init(app: Application) -> None:
+        tg_access.announce_pairing(app)  # no owner yet: the pairing code, logged once
+        # polling starts right away: the menus are registered and the SDK imported meanwhile
+        app.bot_data["menu_task"] = asyncio.create_task(menus(app), name="register-menu")
+        prewarm()
 
     async def post_shutdown(app: Application) -> None:
         await assistant.aclose()  # a compaction in flight is cancelled and writes nothing
         await guard.aclose()  # the usage counters reach the file
-        close = getattr(getattr(assistant.model, "client", None), "close", None)
+        close = getattr(assistant.model, "aclose", None)
         if close is not None:
             await close()
 
+    builder = ApplicationBuilder()
+    if get_updates_request is not None:
+        builder = builder.get_updates_request(get_updates_request)
     app = (
-        ApplicationBuilder()
-        .token(settings.telegram_bot_token)
+        builder.token(settings.telegram_bot_token)
         .base_url(settings.telegram_base_url)
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(64)
@@ -91,9 +108,45 @@ def build_application(
     return app
 
 
+def webhook_path(url: str) -> str:
+    """The local path the webhook server answers on: the path of WEBHOOK_URL (a proxy forwards it as is)."""
+    return urlsplit(url).path.strip("/")
+
+
 def run(settings: Settings) -> None:
-    """Long-poll until SIGINT/SIGTERM; in-flight turns finish before the process exits."""
-    app = build_application(settings, make_assistant(settings))
-    log.info("starting long polling (data in %s)", settings.data_dir.resolve())
-    app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)
+    """Long-poll (or serve the webhook) until SIGINT/SIGTERM; in-flight turns finish before the process exits."""
+    from bot.tg import heartbeat
+
+    beat = Path(settings.heartbeat_file) if settings.heartbeat_file else None
+    polling_request = None
+    if beat is not None and not settings.webhook_url:
+        polling_request = heartbeat.PollingHeartbeatRequest(beat)
+    app = build_application(settings, make_assistant(settings), get_updates_request=polling_request)
+    if not settings.webhook_url:
+        log.info("starting long polling (data in %s)", settings.data_dir.resolve())
+        app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)
+        log.info("stopped")
+        return
+    if beat is not None:
+        heartbeat.install_webhook_heartbeat(app, beat)
+    path = webhook_path(settings.webhook_url)
+    # the URL is public configuration, the secret is not: it is never logged
+    log.info(
+        "starting the webhook on %s:%d/%s for %s (data in %s)",
+        settings.webhook_listen,
+        settings.webhook_port,
+        path,
+        settings.webhook_url,
+        settings.data_dir.resolve(),
+    )
+    # setWebhook(url, secret_token) at start; every request without the secret is refused with 403
+    app.run_webhook(
+        listen=settings.webhook_listen,
+        port=settings.webhook_port,
+        url_path=path,
+        webhook_url=settings.webhook_url,
+        secret_token=settings.webhook_secret,
+        allowed_updates=Update.ALL_TYPES,
+        drop_pending_updates=False,
+    )
     log.info("stopped")

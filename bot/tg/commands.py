@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from telegram import BotCommand, ReplyParameters, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.ask import Answer, Question
+from bot.ask import Answer, Assistant, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import TextCallback
 from bot.search_commands import search_text
@@ -108,33 +109,33 @@ def _argument(update: Update) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-async def search_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/search <words>: the best matches over the chat's whole history, with their dates."""
+TextCommand = Callable[[Assistant, int, str, str], str]
+"""(assistant, chat id, the text after the command, language) -> the reply; does file I/O."""
+
+
+async def _text_command(update: Update, context: ContextTypes.DEFAULT_TYPE, make: TextCommand) -> None:
+    """Run a command whose reply is one text computed off the event loop (/search, /memory, …)."""
     message = update.effective_message
     if message is None or not await check_allowed(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
-    text = await asyncio.to_thread(search_text, assistant, message.chat.id, _argument(update), lang)
+    text = await asyncio.to_thread(make, assistant, message.chat.id, _argument(update), lang)
     await reply(update, context, text)
+
+
+async def search_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/search <words>: the best matches over the chat's whole history, with their dates."""
+    await _text_command(update, context, search_text)
 
 
 async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/memory: the facts the assistant keeps about this chat, numbered."""
-    message = update.effective_message
-    if message is None or not await check_allowed(update, context):
-        return
-    text = await asyncio.to_thread(memory_text, services(context).assistant, message.chat.id, lang_for(update))
-    await reply(update, context, text)
+    await _text_command(update, context, lambda assistant, chat, _, lang: memory_text(assistant, chat, lang))
 
 
 async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/remember <text>: add a fact."""
-    message = update.effective_message
-    if message is None or not await check_allowed(update, context):
-        return
-    assistant, lang = services(context).assistant, lang_for(update)
-    text = await asyncio.to_thread(remember_text, assistant, message.chat.id, _argument(update), lang)
-    await reply(update, context, text)
+    await _text_command(update, context, remember_text)
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -147,6 +147,9 @@ class FakeAnthropic(FakeHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.script: list[Script] = []
+        self.api_key: str | None = None  # set: any other x-api-key is refused with 401, like the real API
+        self.models: set[str] | None = None  # set: any other model is refused with 404
+        self.refused: list[dict[str, Any]] = []  # requests answered 401/404 by ``_refusal``
         self.default: Callable[[dict[str, Any]], Text | Error] = lambda body: Text(f"echo: {last_user_text(body)}")
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
@@ -169,6 +172,16 @@ class FakeAnthropic(FakeHTTPServer):
                 self._cond.wait(left)
             return list(self.requests)
 
+    def _refusal(self, request: BaseHTTPRequestHandler, body: dict[str, Any]) -> tuple[int, str, str] | None:
+        """(status, error type, message) for a refused key (401) or an unknown model (404), checked
+        before the request's content (``validate``), as the real API does; else None."""
+        key = request.headers.get("x-api-key") or (request.headers.get("authorization") or "").removeprefix("Bearer ")
+        if not key or (self.api_key is not None and key != self.api_key):
+            return 401, "authentication_error", "invalid x-api-key"
+        if self.models is not None and body.get("model") not in self.models:
+            return 404, "not_found_error", f"model: {body.get('model')}"
+        return None
+
     # -- HTTP --------------------------------------------------------------------
     def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
         body_raw = self.read_body(request)
@@ -176,6 +189,15 @@ class FakeAnthropic(FakeHTTPServer):
             self.respond(request, 404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
             return
         body = json.loads(body_raw)
+        refusal = self._refusal(request, body)
+        if refusal is not None:
+            status, kind, message = refusal
+            with self._cond:
+                self.refused.append(body)
+                self._cond.notify_all()
+            payload = {"type": "error", "error": {"type": kind, "message": message}}
+            self.respond(request, status, json.dumps(payload).encode())
+            return
         try:
             validate(body)
             check_images(body)

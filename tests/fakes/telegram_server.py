@@ -161,6 +161,8 @@ class FakeTelegram(FakeHTTPServer):
         self._message_ids = itertools.count(1000)
         self._cond = threading.Condition()
         self._closed = False
+        self.webhook: dict[str, Any] | None = None  # what setWebhook set: url, secret_token, ...
+        self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
 
     @property
     def base_url(self) -> str:
@@ -484,7 +486,46 @@ class FakeTelegram(FakeHTTPServer):
             "supports_inline_queries": False,
         }
 
+    def api_setWebhook(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        """Like Telegram: an HTTPS URL (or "" to remove it), and a secret token of 1-256 A-Z a-z 0-9 _ -."""
+        url = str(p.get("url") or "")
+        if not url:
+            with self._cond:
+                self.webhook = None
+            return True
+        if not url.startswith("https://"):
+            return 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+        secret = p.get("secret_token")
+        if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
+            return 400, "Bad Request: secret token contains unallowed characters"
+        with self._cond:
+            self.webhook = {k: v for k, v in p.items() if not k.startswith("_")}
+        return True
+
+    def api_deleteWebhook(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        with self._cond:
+            self.webhook = None
+        return True
+
+    def api_getWebhookInfo(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        """The set URL, and a delivery error a test puts in ``webhook_error`` (Telegram's last_error_*)."""
+        with self._cond:
+            url = (self.webhook or {}).get("url", "")
+            info: dict[str, Any] = {"url": url, "has_custom_certificate": False, "pending_update_count": 0}
+            if url and self.webhook_error:
+                info.update(
+                    last_error_date=int(time.time()), last_error_message=self.webhook_error, pending_update_count=3
+                )
+        return info
+
     def api_getUpdates(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        with self._cond:
+            if self.webhook is not None:
+                return (
+                    409,
+                    "Conflict: can't use getUpdates method while webhook is active; "
+                    "use deleteWebhook to delete the webhook first",
+                )
         offset = int(p.get("offset") or 0)
         timeout = float(p.get("timeout") or 0)
         deadline = time.monotonic() + min(timeout, 5.0)

@@ -1,0 +1,128 @@
+"""Start-up: how soon the terminal chat shows its prompt and the bot polls Telegram.
+
+- terminal: ``python -m bot chat`` on a pseudo-terminal; the time from spawning the process to
+  the prompt ``> `` on the screen, then ``/quit`` and the time to exit;
+- bot: ``python -m bot`` against the fake Telegram and Anthropic servers on 127.0.0.1; the time
+  from spawning the process to its first ``getUpdates`` call arriving at the fake;
+- for reference, the time a bare ``python -c "import anthropic"`` takes (what both used to pay
+  before anything else: the SDK is now imported on first use, prewarmed in a thread).
+
+Medians of ``--runs`` runs. Targets: prompt within 0.5 s, first getUpdates within 1.5 s.
+
+    python -m bench.startup [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import FakeTelegram
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def base_env(data: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
+    return {**keep, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": "sk-ant-bench", "DATA_DIR": str(data)}
+
+
+def terminal_once(data: Path) -> tuple[float, float]:
+    """(seconds to the prompt, seconds to exit after /quit was typed at it)."""
+    master, slave = pty.openpty()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=base_env(data)
+    )
+    os.close(slave)
+    seen = b""
+    prompt_at = None
+    try:
+        while prompt_at is None:
+            ready, _, _ = select.select([master], [], [], 30)
+            if not ready:
+                raise RuntimeError(f"no prompt; screen: {seen!r}")
+            seen += os.read(master, 4096)
+            if seen.rstrip(b"\r\n").endswith(b">") or b"\n> " in seen or seen.endswith(b"> "):
+                prompt_at = time.monotonic() - t0
+        os.write(master, b"/quit\n")
+        quit_at = time.monotonic()
+        while proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    os.read(master, 4096)
+                except OSError:
+                    break
+        proc.wait(30)
+        return prompt_at, time.monotonic() - quit_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+
+
+def bot_once(data: Path) -> float:
+    """Seconds from spawning ``python -m bot`` to its first getUpdates at the fake Telegram."""
+    with FakeTelegram() as telegram, FakeAnthropic() as anthropic:
+        env = {
+            **base_env(data),
+            "TELEGRAM_BOT_TOKEN": telegram.token,
+            "TELEGRAM_BASE_URL": telegram.base_url,
+            "ANTHROPIC_BASE_URL": anthropic.url,
+            "OWNER_ID": "1",
+        }
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            calls = telegram.wait_for(lambda: telegram.calls_of("getUpdates"), timeout=60)
+            return calls[0].at - t0
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def import_anthropic() -> float:
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import anthropic"], check=True, env=base_env(Path(".")))
+    return time.monotonic() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    prompts, quits, polls, imports = [], [], [], []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            prompt, quit_ = terminal_once(Path(tmp))
+            prompts.append(prompt)
+            quits.append(quit_)
+        with tempfile.TemporaryDirectory() as tmp:
+            polls.append(bot_once(Path(tmp)))
+        imports.append(import_anthropic())
+    p, q, g, i = (statistics.median(x) for x in (prompts, quits, polls, imports))
+    print(f"medians of {args.runs} runs (s); the machine has {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{'what':<42} {'median':>7} {'target':>7} {'ratio':>6}")
+    print(f"{'terminal chat: start to prompt':<42} {p:>7.2f} {0.5:>7.2f} {p / 0.5:>6.2f}")
+    print(f"{'terminal chat: /quit to exit':<42} {q:>7.2f} {'':>7} {'':>6}")
+    print(f"{'bot: start to first getUpdates':<42} {g:>7.2f} {1.5:>7.2f} {g / 1.5:>6.2f}")
+    print(f"{'reference: python -c import anthropic':<42} {i:>7.2f} {'':>7} {'':>6}")
+    ok = p <= 0.5 and g <= 1.5
+    print(("PASS" if ok else "FAIL") + ": prompt within 0.5 s and first getUpdates within 1.5 s")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

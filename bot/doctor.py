@@ -1,0 +1,227 @@
+"""``python -m bot doctor``: is everything in place for a start? One line per finding.
+
+Each check is a small function registered with ``@check(name)`` (see bot/doctor_checks.py
+and bot/doctor_net.py); it gets a ``Context`` and yields ``Result`` lines:
+
+    ok       settings: TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are set and well-formed
+    note     transcripts: 4242.jsonl ends in a torn line (a write cut by a crash): harmless, …
+    problem  data dir: /srv/data is readable by others (mode 0755): chmod 700 /srv/data
+
+``problem`` lines say what to do; any problem makes the exit status 1. ``note`` lines are
+harmless findings, ``skip`` lines checks that could not run here (e.g. ``--offline``).
+Output never contains a secret: every line is scrubbed of the token, the keys and the
+webhook secret before it is printed, whatever a check wrote.
+
+Adding a check (e.g. for a new kind of file) is a function in a checks module::
+
+    @check("facts")
+    def facts(ctx: Context) -> Iterator[Result]:
+        yield ok("facts", "…")
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from bot.config import ConfigError, Settings, load_settings
+
+OK, NOTE, SKIP, PROBLEM = "ok", "note", "skip", "problem"
+
+
+@dataclass(frozen=True)
+class Result:
+    status: str  # ok, note, skip, problem
+    name: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.status:<8} {self.name}: {self.message}"
+
+
+def ok(name: str, message: str) -> Result:
+    return Result(OK, name, message)
+
+
+def note(name: str, message: str) -> Result:
+    return Result(NOTE, name, message)
+
+
+def skip(name: str, message: str) -> Result:
+    return Result(SKIP, name, message)
+
+
+def problem(name: str, message: str) -> Result:
+    return Result(PROBLEM, name, message)
+
+
+@dataclass
+class Context:
+    """What the checks see: the environment (after .env), the settings if they load, options."""
+
+    env: Mapping[str, str]
+    settings: Settings | None
+    config_error: str | None
+    data_dir: Path
+    offline: bool = False
+    timeout: float = 15.0
+    heartbeat_max_age: float = 90.0
+    cache: dict[str, object] = field(default_factory=dict)
+
+
+CheckFunction = Callable[[Context], Iterable[Result]]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    run: CheckFunction
+    network: bool = False  # skipped with --offline
+    default: bool = True  # False: only with --only NAME (e.g. the heartbeat of a running bot)
+
+
+CHECKS: list[Check] = []
+
+
+def check(name: str, *, network: bool = False, default: bool = True) -> Callable[[CheckFunction], CheckFunction]:
+    """Register a check; they run in the order they were registered."""
+
+    def register(fn: CheckFunction) -> CheckFunction:
+        CHECKS[:] = [c for c in CHECKS if c.name != name]
+        CHECKS.append(Check(name, fn, network, default))
+        return fn
+
+    return register
+
+
+def registered() -> list[Check]:
+    """All checks (importing the modules that register them)."""
+    import bot.doctor_checks  # noqa: F401
+    import bot.doctor_net  # noqa: F401
+    import bot.doctor_owner  # noqa: F401
+
+    return list(CHECKS)
+
+
+def secrets(env: Mapping[str, str]) -> list[str]:
+    """The values that must never be printed, longest first."""
+    token = env.get("TELEGRAM_BOT_TOKEN", "").strip()
+    values = [
+        token,
+        token.partition(":")[2],
+        env.get("ANTHROPIC_API_KEY", "").strip(),
+        env.get("WEBHOOK_SECRET", "").strip(),
+    ]
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+
+
+def scrub(text: str, hidden: Iterable[str]) -> str:
+    for value in hidden:
+        text = text.replace(value, "[hidden]")
+    return text
+
+
+def run_checks(ctx: Context, checks: Iterable[Check]) -> Iterator[Result]:
+    """Run ``checks`` in order; a check that crashes is reported as a problem, never raised."""
+    for c in checks:
+        if c.network and ctx.offline:
+            yield skip(c.name, "skipped (--offline)")
+            continue
+        try:
+            results = list(c.run(ctx))
+        except Exception as e:  # a broken check must not hide the others
+            results = [problem(c.name, f"the check itself failed ({type(e).__name__}): please report this")]
+        yield from results
+
+
+def make_context(
+    env: Mapping[str, str], *, data_dir: str | None = None, offline: bool = False, timeout: float = 15.0
+) -> Context:
+    settings: Settings | None = None
+    error: str | None = None
+    # the keys are checked on their own (bot/doctor_checks.py): stand-ins let the other settings be validated
+    stand_ins = {n: env.get(n, "").strip() or "missing" for n in ("TELEGRAM_BOT_TOKEN", "ANTHROPIC_API_KEY")}
+    try:
+        settings = load_settings({**env, **stand_ins})
+    except ConfigError as e:
+        error = str(e)
+    raw_dir = data_dir or env.get("DATA_DIR", "").strip() or "data"
+    return Context(
+        env=env,
+        settings=settings,
+        config_error=error,
+        data_dir=Path(raw_dir).expanduser(),
+        offline=offline,
+        timeout=timeout,
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bot doctor",
+        description="Check what a start needs: settings, the data directory and its files, and (unless "
+        "--offline) Telegram and Anthropic. One line per finding; exit 0 when all is well, 1 otherwise. "
+        "Never prints a secret.",
+    )
+    parser.add_argument("--offline", action="store_true", help="skip the checks that use the network")
+    parser.add_argument("--data-dir", metavar="DIR", help="check this data directory (default: $DATA_DIR or ./data)")
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="run only these checks (comma-separated), e.g. --only heartbeat for a container health check",
+    )
+    parser.add_argument("--timeout", type=float, default=15.0, help="seconds for each network call (default 15)")
+    parser.add_argument(
+        "--max-age",
+        type=float,
+        default=90.0,
+        help="heartbeat: the longest time in seconds since the bot last reached Telegram (default 90)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, out: TextIO | None = None, env: Mapping[str, str] | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 0
+    checks = registered()
+    if args.list:
+        for c in checks:
+            flags = [f for f, on in (("network", c.network), ("only on request", not c.default)) if on]
+            out.write(f"{c.name}{' (' + ', '.join(flags) + ')' if flags else ''}\n")
+        return 0
+    if env is None:
+        from dotenv import load_dotenv
+
+        load_dotenv(Path.cwd() / ".env", override=False)
+        env = dict(os.environ)
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in {c.name for c in checks}]
+        if unknown:
+            out.write(f"unknown check {unknown[0]!r}: one of {', '.join(c.name for c in checks)}\n")
+            return 2
+        checks = [c for c in checks if c.name in wanted]
+    else:
+        checks = [c for c in checks if c.default]
+    ctx = make_context(env, data_dir=args.data_dir, offline=args.offline, timeout=args.timeout)
+    ctx.heartbeat_max_age = args.max_age
+    hidden = secrets(env)
+    problems = 0
+    for result in run_checks(ctx, checks):
+        problems += result.status == PROBLEM
+        out.write(scrub(result.line(), hidden) + "\n")
+        out.flush()
+    if not args.only:
+        out.write(
+            scrub(f"{'all well' if not problems else f'{problems} problem(s)'}: data in {ctx.data_dir}\n", hidden)
+        )
+    return 1 if problems else 0
