@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 from telegram import Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
+from telegram.ext import Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 
 from bot.ask import Assistant
 from bot.config import Settings
 from bot.tg import commands, handlers
+from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
         .base_url(settings.telegram_base_url)
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(64)
-        .rate_limiter(AIORateLimiter(max_retries=3))
+        .rate_limiter(FloodLimiter())  # finals first; previews and chat actions only with spare capacity
         .post_init(commands.register_menu)
         .post_shutdown(post_shutdown)
         .build()
