@@ -51,6 +51,10 @@ class VirtualTime:
         heapq.heappush(self._timers, (self.now + delay, next(self._seq), fn, handle))
         return handle
 
+    def pending(self) -> int:
+        """Timers set and not cancelled."""
+        return sum(1 for *_, handle in self._timers if not handle.cancelled)
+
     async def advance(self, seconds: float) -> None:
         end = self.now + seconds
         await settle()
@@ -180,9 +184,10 @@ async def test_group_gets_at_most_20_messages_in_any_minute():
 
 async def test_retry_after_on_a_final_pauses_that_chat_only_and_sends_it_again_in_order():
     clock, limiter, wire = make()
-    wire.fail["a"] = [retry_after(5)]
+    wire.fail["a"], wire.hold["a"] = [retry_after(5)], asyncio.Event()
     a, b = wire.call("sendMessage", PRIVATE, "a"), wire.call("sendMessage", PRIVATE, "b")
     await settle()
+    wire.hold["a"].set()  # the 429 comes back while "b" is queued behind "a"
     x = wire.call("sendMessage", OTHER, "x")
     await clock.advance(1.0)
     assert wire.tags() == ["a", "x"]  # the other chat is not held up
@@ -325,3 +330,16 @@ async def test_throughput_under_load_stays_at_the_global_rate():
     await done(asyncio.gather(*tasks))
     results = await done(asyncio.gather(*previews, return_exceptions=True))
     assert all(isinstance(r, Dropped) for r in results)
+
+
+async def test_a_preview_waits_for_its_chats_request_in_flight_without_spinning():
+    clock, limiter, wire = make()
+    wire.hold["final"] = asyncio.Event()
+    wire.call("sendMessage", GROUP, "final")  # the end of the previous answer, still in flight
+    await settle()
+    preview = wire.call("editMessageText", GROUP, "next answer's preview", BestEffort(max_wait=5))
+    await asyncio.wait_for(clock.advance(0.5), 5)  # no timer keeps firing at the same instant
+    assert clock.pending() <= 1 and wire.tags() == ["final"]
+    wire.hold["final"].set()
+    await settle()
+    assert await done(preview) is True and wire.tags() == ["final", "next answer's preview"]

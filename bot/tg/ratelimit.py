@@ -368,21 +368,18 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         self._recover(now)
         wake = float("inf")
         # finals: the oldest waiting chat first
-        for chat in list(self._waiting.values()):
-            while chat.finals and chat.finals[0].future.done():  # cancelled, not yet taken out
-                chat.finals.popleft()
-            if not chat.finals:
-                del self._waiting[chat.key]
-        ready = [c for c in self._waiting.values() if not c.busy and c.paused_until <= now]
-        ready.sort(key=lambda c: c.finals[0].seq)
-        for chat in ready:
-            if not self._global.has(1, now):
-                break
-            if chat.bucket.has(1, now):
-                request = chat.finals.popleft()
+        if self._global.has(1, now):
+            ready = [c for c in self._waiting.values() if not c.busy and c.paused_until <= now]
+            ready.sort(key=lambda c: c.finals[0].seq)
+            for chat in ready:
+                if not self._global.has(1, now):
+                    break
+                while chat.finals and chat.finals[0].future.done():  # cancelled, not yet taken out
+                    chat.finals.popleft()
+                if chat.finals and chat.bucket.has(1, now):
+                    self._grant(chat.finals.popleft(), now)
                 if not chat.finals:
                     del self._waiting[chat.key]
-                self._grant(request, now)
         # the next time a waiting final may go: its chat's turn, then the global budget
         first = float("inf")
         for chat in self._waiting.values():
@@ -394,6 +391,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
             wake = max(first, now + self._global.wait(1, now))
         # best effort: only with spare capacity, and never once it is stale
         global_floor = self._spare_level(self._global)
+        no_spare = self._global.wait(global_floor, now)  # 0: spare capacity now
         waiting: list[_Request] = []
         for request in self._spare:
             if request.future.done():
@@ -408,17 +406,22 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
             if request.deadline <= now:
                 self._drop(request, "no spare capacity")
                 continue
-            if request.kind == "action":
-                if self._global.has(global_floor, now) and self._actions.has(1, now):
+            if no_spare > 0:
+                at = now + no_spare
+            elif request.kind == "action":
+                if self._actions.has(1, now):
                     self._grant(request, now)
                     continue
-                at = now + max(self._global.wait(global_floor, now), self._actions.wait(1, now))
+                at = now + self._actions.wait(1, now)
+            elif chat.busy:
+                at = request.deadline  # looked at again when the chat's request ends
             else:
                 floor = self._spare_level(chat.bucket)
-                if not chat.busy and self._global.has(global_floor, now) and chat.bucket.has(floor, now):
+                if chat.bucket.has(floor, now):
                     self._grant(request, now)
+                    no_spare = self._global.wait(global_floor, now)
                     continue
-                at = now + max(self._global.wait(global_floor, now), chat.bucket.wait(floor, now))
+                at = now + chat.bucket.wait(floor, now)
             waiting.append(request)
             wake = min(wake, request.deadline, at)
         self._spare = waiting
