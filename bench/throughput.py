@@ -52,6 +52,7 @@ class Recording(FakeTelegram):
         self.first_seen: dict[int, float] = {}
         self.finals = 0
         self.expected = 0
+        self.first_final = 0.0
         self.done = threading.Event()
 
     def _seen(self, chat_id: int) -> None:
@@ -67,6 +68,7 @@ class Recording(FakeTelegram):
                 self.delivered.setdefault(chat, []).append((time.monotonic(), result["text"]))
                 if result["text"].startswith("Answer to "):
                     self.finals += 1
+                    self.first_final = self.first_final or time.monotonic()
                     if self.finals >= self.expected:
                         self.done.set()
         return result
@@ -88,6 +90,7 @@ class Run:
     refused: dict[str, int]
     calls: dict[str, int]
     first_preview: list[float] = field(default_factory=list)
+    first_reply: float = 0.0  # seconds from queueing to the first final reply
 
 
 def bot_env(code: Path, tg: FakeTelegram, model: FakeAnthropic, data_dir: Path) -> dict[str, str]:
@@ -152,8 +155,11 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
         random.Random(7).shuffle(order)
         sent: dict[int, int] = {}
 
+        started = 0.0
+
         def body() -> float:
-            t0 = time.monotonic()
+            nonlocal started
+            t0 = started = time.monotonic()
             for chat in order:
                 i = sent.get(chat, 0)
                 sent[chat] = i + 1
@@ -174,7 +180,8 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
         for call in tg.calls:
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
-        return Run(label, seconds, tg.finals, tg.expected, in_order, dict(tg.flood.refused), calls)
+        first = tg.first_final - started if tg.first_final else float("nan")
+        return Run(label, seconds, tg.finals, tg.expected, in_order, dict(tg.flood.refused), calls, first_reply=first)
 
 
 def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
@@ -234,11 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  running {name}, first preview ({code}) …", file=sys.stderr, flush=True)
         previews[name] = preview_run(code, name, args.preview_chats, args.preview_rounds)
 
-    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'replies':>10}{'in order':>10}{'429s':>7}"
+    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'replies':>10}{'in order':>10}{'429s':>7}"
     print(head + f"{'previews':>10}{'actions':>9}" + ("   × baseline" if args.baseline else ""))
     for (name, latency), run in loads.items():
         row = (
-            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{f'{run.finals}/{run.expected}':>10}"
+            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}"
+            f"{f'{run.finals}/{run.expected}':>10}"
             f"{'yes' if run.in_order else 'NO':>10}{sum(run.refused.values()):>7}"
             f"{run.calls.get('sendMessageDraft', 0):>10}{run.calls.get('sendChatAction', 0):>9}"
         )
