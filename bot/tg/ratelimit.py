@@ -18,7 +18,8 @@ sees every request with its endpoint and chat:
   again (up to ``max_retries`` times), still before the chat's later messages. On a best-effort
   call: that chat's best-effort calls, for ``retry_after``; the 429 is raised to the caller and
   finals are not delayed. Telegram's 429s do not say whether the global limit was hit; 429s from
-  two chats within ``GLOBAL_SIGNAL`` seconds are taken as the sign, and the global rate is then
+  ``GLOBAL_CHATS`` chats within ``GLOBAL_SIGNAL`` seconds are taken as the sign (one or two can be a
+  chat's own limit, or requests that arrived bunched up), and the global rate is then
   lowered (×0.8), and raised back step by step while no 429 comes.
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
@@ -46,7 +47,8 @@ from telegram.warnings import PTBDeprecationWarning
 log = logging.getLogger(__name__)
 
 EPS = 1e-6
-GLOBAL_SIGNAL = 2.0  # seconds: 429s from two chats this close together mean the global limit
+GLOBAL_SIGNAL = 2.0  # seconds: 429s from GLOBAL_CHATS chats this close together mean the global limit
+GLOBAL_CHATS = 3
 RECOVER_EVERY = 10.0  # seconds without a 429 before the global rate is raised one step
 BEST_EFFORT_ENDPOINTS = frozenset({"sendMessageDraft", "sendChatAction"})
 Result = bool | dict[str, Any] | list[dict[str, Any]]
@@ -339,7 +341,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
     def _note_429(self, key: int | str, now: float) -> None:
         self._last_429 = now
         self._recent_429 = [(t, k) for t, k in self._recent_429 if t > now - GLOBAL_SIGNAL] + [(now, key)]
-        if len({k for _, k in self._recent_429}) >= 2 and now - self._rate_changed >= 1.0:
+        if len({k for _, k in self._recent_429}) >= GLOBAL_CHATS and now - self._rate_changed >= 1.0:
             rate = max(self.limits.min_rate, self._global.rate * 0.8)
             if rate < self._global.rate:
                 log.warning("flood control in several chats: sending at most %.1f messages a second", rate)
