@@ -88,9 +88,11 @@ class Run:
     expected: int
     in_order: bool
     refused: dict[str, int]
+    refused_by: dict[str, int]
     calls: dict[str, int]
-    first_preview: list[float] = field(default_factory=list)
     first_reply: float = 0.0  # seconds from queueing to the first final reply
+    first_preview: list[float] = field(default_factory=list)
+    slowed: int = 0
 
 
 def bot_env(code: Path, tg: FakeTelegram, model: FakeAnthropic, data_dir: Path) -> dict[str, str]:
@@ -171,6 +173,8 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
             return time.monotonic() - t0
 
         seconds = with_bot(code, tg, model, Path(tmp), body)
+        log = (Path(tmp) / "bot.log").read_text(errors="replace")
+        slowed = log.count("sending at most")  # FloodLimiter lowered its global rate
         in_order = all(
             [t for _, t in tg.delivered.get(c, []) if t.startswith("Answer to ")]
             == [answer_to(f"c{c} m{i}") for i in range(messages)]
@@ -181,7 +185,11 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
         first = tg.first_final - started if tg.first_final else float("nan")
-        return Run(label, seconds, tg.finals, tg.expected, in_order, dict(tg.flood.refused), calls, first_reply=first)
+        flood = tg.flood
+        return Run(
+            label, seconds, tg.finals, tg.expected, in_order, dict(flood.refused), dict(flood.refused_by), calls, first,
+            slowed=slowed,
+        )  # fmt: skip
 
 
 def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
@@ -210,8 +218,18 @@ def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
             return time.monotonic() - t_start
 
         seconds = with_bot(code, tg, model, Path(tmp), body)
-        refused = dict(tg.flood.refused)
-        return Run(label, seconds, len(latencies), chats * rounds, True, refused, {}, latencies)
+        flood = tg.flood
+        return Run(
+            label,
+            seconds,
+            len(latencies),
+            chats * rounds,
+            True,
+            dict(flood.refused),
+            dict(flood.refused_by),
+            {},
+            first_preview=latencies,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         print(row)
     for run in loads.values():
         if run.refused:
-            print(f"  {run.label}: 429s by method {run.refused}")
+            slowed = f", global rate lowered {run.slowed}×" if run.slowed else ""
+            print(f"  {run.label}: 429s by method {run.refused}, by limit {run.refused_by}{slowed}")
 
     low = f"{args.preview_chats} chats × {args.preview_rounds}"
     print(f"\nfirst visible text at low load ({low}, model streaming at once)")

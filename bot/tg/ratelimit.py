@@ -47,7 +47,7 @@ from telegram.warnings import PTBDeprecationWarning
 log = logging.getLogger(__name__)
 
 EPS = 1e-6
-GLOBAL_SIGNAL = 2.0  # seconds: 429s from GLOBAL_CHATS chats this close together mean the global limit
+GLOBAL_SIGNAL = 1.0  # seconds: 429s from GLOBAL_CHATS chats this close together mean the global limit
 GLOBAL_CHATS = 3
 RECOVER_EVERY = 10.0  # seconds without a 429 before the global rate is raised one step
 BEST_EFFORT_ENDPOINTS = frozenset({"sendMessageDraft", "sendChatAction"})

@@ -601,6 +601,7 @@ class FloodControl:
         self.chats: dict[int, TokenBucket | SlidingWindow] = {}
         self.counted = 0
         self.refused: dict[str, int] = {}  # method -> 429s answered
+        self.refused_by: dict[str, int] = {}  # "all" (the bot's budget) or "chat" -> 429s answered
 
     def _chat(self, chat_id: int, now: float) -> TokenBucket | SlidingWindow:
         limit = self.chats.get(chat_id)
@@ -622,9 +623,12 @@ class FloodControl:
         except ValueError:  # "@channelusername": a channel, limited like a group
             key = -abs(hash(chat_id)) - 1
         chat = self._chat(key, now)
-        wait = max(self.total.wait(now), chat.wait(now))
+        total_wait, chat_wait = self.total.wait(now), chat.wait(now)
+        wait = max(total_wait, chat_wait)
         if wait > 0:
             self.refused[method] = self.refused.get(method, 0) + 1
+            by = "all" if total_wait >= chat_wait else "chat"
+            self.refused_by[by] = self.refused_by.get(by, 0) + 1
             return max(1, int(-(-wait // 1)))  # whole seconds, rounded up
         self.total.take()
         if isinstance(chat, TokenBucket):
