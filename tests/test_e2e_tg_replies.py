@@ -24,7 +24,7 @@ def test_private_reply_streams_as_drafts_then_one_message_and_survives_429(
 ):
     bot = start_bot(**FAST)
     answer = " ".join(f"문장 {i}: 천천히 쓰는 답이에요." for i in range(40))
-    fake_anthropic.reply(Text(answer, chunk=25, chunk_delay=0.06))  # about 2.2 s of writing
+    fake_anthropic.reply(Text(answer, chunk=25, chunk_delay=0.12))  # about 3.5 s of writing
     fake_telegram.fail_next("sendMessageDraft", 429, "Too Many Requests: retry after 1", retry_after=1)
     fake_telegram.send_text(CHAT, "천천히 길게 말해 줘")
     assert fake_telegram.wait_visible(CHAT) == [answer]
@@ -32,7 +32,7 @@ def test_private_reply_streams_as_drafts_then_one_message_and_survives_429(
     drafts = fake_telegram.calls_of("sendMessageDraft", CHAT)
     failed = [c for c in drafts if c.params.get("_failed")]
     shown = [c for c in drafts if not c.params.get("_failed")]
-    assert len(failed) == 1 and len(shown) >= 3
+    assert len(failed) == 1 and len(shown) >= 2  # about one a second: Telegram's limit in a private chat
     assert len({c.params["draft_id"] for c in drafts}) == 1 and drafts[0].params["draft_id"] != 0
     texts = [str(c.params["text"]) for c in shown]
     assert all(answer.startswith(t) for t in texts) and len(set(texts)) == len(texts)
@@ -78,7 +78,7 @@ def test_refused_drafts_fall_back_to_edits_for_that_chat(
     start_bot(**FAST)
     answer = "오래된 서버에서도 " * 30
     for _ in range(2):
-        fake_anthropic.reply(Text(answer, chunk=20, chunk_delay=0.1))  # ~1.4 s of writing: several preview intervals
+        fake_anthropic.reply(Text(answer, chunk=20, chunk_delay=0.25))  # ~3.5 s of writing: previews at ~1 a second
     fake_telegram.send_text(CHAT, "첫 질문")
     fake_telegram.wait_for(lambda: fake_telegram.chat_view(CHAT) == [answer.strip()])
     assert len(ok_calls(fake_telegram, "editMessageText", CHAT)) >= 2  # streamed by editing

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from telegram import Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
+from telegram.ext import Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 from telegram.request import BaseRequest
 
 from bot.ask import Assistant
@@ -18,6 +18,7 @@ from bot.claude import prewarm
 from bot.config import Settings
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers
+from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def build_application(
         .base_url(settings.telegram_base_url)
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(64)
-        .rate_limiter(AIORateLimiter(max_retries=3))
+        .rate_limiter(FloodLimiter())  # finals first; previews and chat actions only with spare capacity
         .post_init(post_init)
         .post_shutdown(post_shutdown)
         .build()

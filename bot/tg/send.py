@@ -56,15 +56,22 @@ def _reply(target: Target, first: bool) -> ReplyParameters | None:
     return ReplyParameters(message_id=target.reply_to, allow_sending_without_reply=True)
 
 
-async def send_plain(bot: Bot, target: Target, text: str, *, first: bool = True) -> Message | None:
-    """Send ``text`` without formatting, split into Telegram-sized parts; returns the first message."""
+async def send_plain(
+    bot: Bot, target: Target, text: str, *, first: bool = True, rate_limit_args: object | None = None
+) -> Message | None:
+    """Send ``text`` without formatting, split into Telegram-sized parts; returns the first message.
+
+    ``rate_limit_args`` go to the bot's rate limiter (bot/tg/ratelimit.py), e.g. to mark a preview.
+    """
     sent: Message | None = None
+    extra = {} if rate_limit_args is None else {"rate_limit_args": rate_limit_args}
     for chunk in split_text(text):
         message = await bot.send_message(
             target.chat_id,
             chunk,
             message_thread_id=target.thread_id,
             reply_parameters=_reply(target, first and sent is None),
+            **extra,
         )
         sent = sent or message
     return sent

@@ -12,6 +12,13 @@ Previews are plain text (half-written Markdown is rarely balanced), at most one 
 Telegram's delay has passed. ``finish`` stops the previews and delivers the whole answer
 rendered as HTML: with ``sendMessage`` after drafts, or as a final edit of the preview
 message (plus further messages when the answer needs several parts).
+
+With the bot's ``FloodLimiter`` (bot/tg/ratelimit.py) previews are best effort: each is sent
+only with spare capacity within ``interval`` seconds, else it is skipped (``Dropped``) and the
+next one carries newer text. The answer never waits for a preview that has not gone out yet:
+``finish`` drops it. One already on its way is awaited (a round trip, never a flood-control
+pause: the limiter does not retry previews), and the limiter keeps each chat's requests in
+order, so the final text is always the last one shown.
 """
 
 from __future__ import annotations
@@ -21,28 +28,19 @@ import contextlib
 import logging
 import random
 import time
-import warnings
 from collections.abc import Callable
-from datetime import timedelta
+from typing import Any
 
 from telegram import Bot
 from telegram.error import BadRequest, EndPointNotFound, Forbidden, InvalidToken, RetryAfter, TelegramError
-from telegram.warnings import PTBDeprecationWarning
 
+from bot.tg.ratelimit import BestEffort, Dropped, FloodLimiter, retry_seconds
 from bot.tg.send import Target, finish_in_message, is_not_modified, send_markdown, send_plain
 from bot.tg.split import TELEGRAM_LIMIT, utf16_len
 
 log = logging.getLogger(__name__)
 
 ELLIPSIS = "…"
-
-
-def retry_seconds(error: RetryAfter) -> float:
-    """The delay Telegram asked for, in seconds."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        value = error.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
 def preview_text(text: str, limit: int = TELEGRAM_LIMIT) -> str:
@@ -98,6 +96,8 @@ class ReplyStream:
         self._wake = asyncio.Event()
         self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._limited = isinstance(getattr(bot, "rate_limiter", None), FloodLimiter)
+        self._pending: BestEffort | None = None  # the last preview handed to the limiter
 
     @property
     def text(self) -> str:
@@ -139,18 +139,32 @@ class ReplyStream:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._closed.wait(), seconds)
 
+    def _best_effort(self) -> dict[str, Any]:
+        """The keyword that marks a call as a droppable preview for the limiter (none without one)."""
+        if not self._limited:
+            return {}
+        self._pending = BestEffort(max_wait=self.interval)
+        return {"rate_limit_args": self._pending}
+
     async def _show(self, text: str) -> bool:
         """Show one preview; False when previews should stop for this answer."""
         t = self.target
         try:
             if self.drafts:
-                await self.bot.send_message_draft(t.chat_id, self.draft_id, text, message_thread_id=t.thread_id)
+                await self.bot.send_message_draft(
+                    t.chat_id, self.draft_id, text, message_thread_id=t.thread_id, **self._best_effort()
+                )
             elif self.message_id is None:
-                message = await send_plain(self.bot, t, text)
+                message = await send_plain(self.bot, t, text, **self._best_effort())
                 if message is not None:
                     self.message_id = message.message_id
             else:
-                await self.bot.edit_message_text(text, chat_id=t.chat_id, message_id=self.message_id)
+                await self.bot.edit_message_text(
+                    text, chat_id=t.chat_id, message_id=self.message_id, **self._best_effort()
+                )
+        except Dropped:  # no spare capacity: skipped, the next preview shows newer text
+            self._wake.set()
+            return True
         except RetryAfter as e:
             wait = retry_seconds(e)
             log.info("chat %s: flood control, previews paused for %.0f s", t.chat_id, wait)
@@ -177,11 +191,16 @@ class ReplyStream:
         return True
 
     async def _stop(self) -> None:
-        """Stop previews; one already on its way is awaited so the final text comes after it."""
+        """Stop previews. One still waiting in the limiter is dropped; one already on its way is
+        awaited (a round trip), so that the final text comes after it."""
         self._closed.set()
         self._wake.set()
-        if self._task is not None:
-            await self._task
+        task = self._task
+        if task is None or task.done():
+            return
+        if self._limited and self._pending is not None and not self._pending.sent:
+            task.cancel()  # waiting for spare capacity: nothing has reached Telegram
+        await asyncio.wait({task})
 
     # -- the end of the answer ----------------------------------------------------------
     async def finish(self, markdown: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # the listen backlog: hundreds of clients may connect at once (bench/)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys

@@ -163,6 +163,7 @@ class FakeTelegram(FakeHTTPServer):
         self._closed = False
         self.webhook: dict[str, Any] | None = None  # what setWebhook set: url, secret_token, ...
         self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
+        self.flood: FloodControl | None = None  # opt-in flood control (see FloodControl below)
 
     @property
     def base_url(self) -> str:
@@ -369,6 +370,9 @@ class FakeTelegram(FakeHTTPServer):
             if failure is not None:
                 self._failures.remove(failure)
                 params["_failed"] = True
+            elif self.flood is not None and (wait := self.flood.check(api_method, params.get("chat_id"))):
+                failure = Failure(api_method, 429, f"Too Many Requests: retry after {wait}", wait)
+                params["_failed"] = params["_flood"] = True
             self._cond.notify_all()
         if failure is not None:
             body: dict[str, Any] = {"ok": False, "error_code": failure.code, "description": failure.description}
@@ -687,3 +691,103 @@ class FakeTelegram(FakeHTTPServer):
         with self._cond:
             members = self.members.get(chat_id, {})
             return [self._member(chat_id, uid, st) for uid, st in members.items() if st in ("creator", "administrator")]
+
+
+# -- flood control (opt-in: ``FakeTelegram.flood = FloodControl()``) -------------------------------
+
+
+class TokenBucket:
+    """``burst`` calls at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.level, self.at = burst, now
+
+    def wait(self, now: float) -> float:
+        """Seconds until a call is allowed (0: now)."""
+        self.level = min(self.burst, self.level + (now - self.at) * self.rate)
+        self.at = now
+        return 0.0 if self.level >= 1 else (1 - self.level) / self.rate
+
+    def take(self) -> None:
+        self.level -= 1
+
+
+class SlidingWindow:
+    """At most ``limit`` calls in any ``period`` seconds."""
+
+    def __init__(self, limit: int, period: float) -> None:
+        self.limit, self.period = limit, period
+        self.times: list[float] = []
+
+    def wait(self, now: float) -> float:
+        self.times = [t for t in self.times if t > now - self.period]
+        return 0.0 if len(self.times) < self.limit else self.times[0] + self.period - now
+
+    def take(self, now: float) -> None:
+        self.times.append(now)
+
+
+class FloodControl:
+    """Telegram's flood limits: about 30 messages a second in all, about one a second in a private chat
+    (short bursts tolerated), 20 a minute in a group. Beyond them a call is refused with 429 and the
+    ``retry_after`` (whole seconds, at least 1) after which it would pass. Refused calls are not counted.
+
+    ``COUNTED`` are the methods that count; everything else (chat actions, getters, deletes) is free.
+    """
+
+    COUNTED = frozenset({"sendMessage", "editMessageText", "sendMessageDraft", "sendDocument", "sendPhoto"})
+
+    def __init__(
+        self,
+        per_second: float = 30,
+        burst: float = 30,
+        private_rate: float = 1.0,
+        private_burst: float = 3,
+        group_limit: int = 20,
+        group_period: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.total = TokenBucket(per_second, burst, clock())
+        self.private_rate, self.private_burst = private_rate, private_burst
+        self.group_limit, self.group_period = group_limit, group_period
+        self.chats: dict[int, TokenBucket | SlidingWindow] = {}
+        self.counted = 0
+        self.refused: dict[str, int] = {}  # method -> 429s answered
+        self.refused_by: dict[str, int] = {}  # "all" (the bot's budget) or "chat" -> 429s answered
+
+    def _chat(self, chat_id: int, now: float) -> TokenBucket | SlidingWindow:
+        limit = self.chats.get(chat_id)
+        if limit is None:
+            if chat_id > 0:
+                limit = TokenBucket(self.private_rate, self.private_burst, now)
+            else:
+                limit = SlidingWindow(self.group_limit, self.group_period)
+            self.chats[chat_id] = limit
+        return limit
+
+    def check(self, method: str, chat_id: Any) -> int:
+        """0 if the call may pass (it is counted), else the retry_after to answer with a 429."""
+        if method not in self.COUNTED or chat_id is None:
+            return 0
+        now = self.clock()
+        try:
+            key = int(chat_id)
+        except ValueError:  # "@channelusername": a channel, limited like a group
+            key = -abs(hash(chat_id)) - 1
+        chat = self._chat(key, now)
+        total_wait, chat_wait = self.total.wait(now), chat.wait(now)
+        wait = max(total_wait, chat_wait)
+        if wait > 0:
+            self.refused[method] = self.refused.get(method, 0) + 1
+            by = "all" if total_wait >= chat_wait else "chat"
+            self.refused_by[by] = self.refused_by.get(by, 0) + 1
+            return max(1, int(-(-wait // 1)))  # whole seconds, rounded up
+        self.total.take()
+        if isinstance(chat, TokenBucket):
+            chat.take()
+        else:
+            chat.take(now)
+        self.counted += 1
+        return 0

@@ -1,0 +1,299 @@
+"""Throughput of the real bot under Telegram's flood limits, and the first preview at low load.
+
+Starts the fake Telegram with flood control on (about 30 counted calls a second in all, about one a
+second per private chat, 20 a minute per group; a 429 with ``retry_after`` beyond), a fake Anthropic
+whose answers take ``--latency`` seconds, and the real ``python -m bot`` as a subprocess. Then
+``--chats`` private chats send ``--messages`` messages each, all queued at once, and the clock runs
+until every final reply was delivered (each chat's replies checked to be in order).
+
+The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. Also measured:
+the same load with the model answering at once (what the bot itself costs), and the time from a
+question to its first visible text (the first draft) at low load, with the model streaming at once.
+
+    python -m bench.throughput                         # this checkout
+    python -m bench.throughput --baseline /work/main   # also another checkout, for the ratios new/old
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
+from tests.fakes.telegram_server import FakeTelegram, FloodControl
+
+ROOT = Path(__file__).resolve().parent.parent
+PER_SECOND = 30
+FILLER = " ".join(f"word{i}" for i in range(24))
+
+
+def answer_to(question: str) -> str:
+    return f"Answer to {question}: {FILLER}."
+
+
+class Recording(FakeTelegram):
+    """Notes the time of every delivered message and of every chat's first visible preview."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.delivered: dict[int, list[tuple[float, str]]] = {}
+        self.first_seen: dict[int, float] = {}
+        self.finals = 0
+        self.expected = 0
+        self.first_final = 0.0
+        self.done = threading.Event()
+
+    def _seen(self, chat_id: int) -> None:
+        with self.lock:
+            self.first_seen.setdefault(chat_id, time.monotonic())
+
+    def api_sendMessage(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        result = super().api_sendMessage(p)
+        if not isinstance(result, tuple):
+            chat = int(p["chat_id"])
+            self._seen(chat)
+            with self.lock:
+                self.delivered.setdefault(chat, []).append((time.monotonic(), result["text"]))
+                if result["text"].startswith("Answer to "):
+                    self.finals += 1
+                    self.first_final = self.first_final or time.monotonic()
+                    if self.finals >= self.expected:
+                        self.done.set()
+        return result
+
+    def api_sendMessageDraft(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        result = super().api_sendMessageDraft(p)
+        if result is True and str(p.get("text") or "").strip():
+            self._seen(int(p["chat_id"]))
+        return result
+
+
+@dataclass
+class Run:
+    label: str
+    seconds: float
+    finals: int
+    expected: int
+    in_order: bool
+    refused: dict[str, int]
+    refused_by: dict[str, int]
+    calls: dict[str, int]
+    first_reply: float = 0.0  # seconds from queueing to the first final reply
+    first_preview: list[float] = field(default_factory=list)
+    slowed: int = 0
+
+
+def bot_env(code: Path, tg: FakeTelegram, model: FakeAnthropic, data_dir: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
+    return {
+        **keep,
+        "PYTHONPATH": str(code),
+        "PYTHONUNBUFFERED": "1",
+        "TELEGRAM_BOT_TOKEN": tg.token,
+        "TELEGRAM_BASE_URL": tg.base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-bench-key",
+        "ANTHROPIC_BASE_URL": model.url,
+        "ANTHROPIC_MAX_RETRIES": "0",
+        "DATA_DIR": str(data_dir),
+    }
+
+
+def reply_script(latency: float, chunks: int = 6) -> Any:
+    """Answers that take ``latency`` seconds: half before the first word, half while streaming."""
+
+    def script(body: dict[str, Any]) -> Text:
+        text = answer_to(last_user_text(body))
+        size = -(-len(text) // chunks)
+        return Text(text, chunk=size, delay=latency / 2, chunk_delay=latency / 2 / chunks)
+
+    return script
+
+
+def with_bot(code: Path, tg: Recording, model: FakeAnthropic, work: Path, body: Any) -> Any:
+    """Start the bot, wait until it polls, run ``body()``, stop the bot."""
+    log = open(work / "bot.log", "ab")  # noqa: SIM115
+    data = work / "data"
+    env = bot_env(code, tg, model, data)
+    proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not tg.calls_of("getUpdates"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the bot did not start:\n{(work / 'bot.log').read_text()}")
+            time.sleep(0.05)
+        return body()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def load_run(code: Path, label: str, chats: int, messages: int, latency: float, timeout: float) -> Run:
+    """``chats`` × ``messages`` questions queued at once; seconds until every final reply arrived."""
+    with tempfile.TemporaryDirectory() as tmp, Recording() as tg, FakeAnthropic() as model:
+        assert isinstance(tg, Recording) and isinstance(model, FakeAnthropic)
+        tg.flood = FloodControl(per_second=PER_SECOND, burst=PER_SECOND)
+        tg.expected = chats * messages
+        model.default = reply_script(latency)
+        ids = [1_000_000 + c for c in range(chats)]
+        # every chat's messages in order, the chats interleaved (a fixed shuffle)
+        order = [c for c in ids for _ in range(messages)]
+        random.Random(7).shuffle(order)
+        sent: dict[int, int] = {}
+
+        started = 0.0
+
+        def body() -> float:
+            nonlocal started
+            t0 = started = time.monotonic()
+            for chat in order:
+                i = sent.get(chat, 0)
+                sent[chat] = i + 1
+                tg.send_text(chat, f"c{chat} m{i}")
+            if not tg.done.wait(timeout):
+                print(f"  {label}: only {tg.finals} of {tg.expected} replies after {timeout:.0f} s", file=sys.stderr)
+                log = (Path(tmp) / "bot.log").read_text(errors="replace").splitlines()
+                print("\n".join(f"    | {line}" for line in log if " INFO " not in line)[-3000:], file=sys.stderr)
+            return time.monotonic() - t0
+
+        seconds = with_bot(code, tg, model, Path(tmp), body)
+        log = (Path(tmp) / "bot.log").read_text(errors="replace")
+        slowed = log.count("sending at most")  # FloodLimiter lowered its global rate
+        in_order = all(
+            [t for _, t in tg.delivered.get(c, []) if t.startswith("Answer to ")]
+            == [answer_to(f"c{c} m{i}") for i in range(messages)]
+            for c in ids
+        )
+        calls: dict[str, int] = {}
+        for call in tg.calls:
+            if not call.params.get("_failed"):
+                calls[call.method] = calls.get(call.method, 0) + 1
+        first = tg.first_final - started if tg.first_final else float("nan")
+        flood = tg.flood
+        return Run(
+            label, seconds, tg.finals, tg.expected, in_order, dict(flood.refused), dict(flood.refused_by), calls, first,
+            slowed=slowed,
+        )  # fmt: skip
+
+
+def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
+    """A few chats, the model streaming at once: seconds from each question to its first visible text."""
+    with tempfile.TemporaryDirectory() as tmp, Recording() as tg, FakeAnthropic() as model:
+        assert isinstance(tg, Recording) and isinstance(model, FakeAnthropic)
+        tg.flood = FloodControl(per_second=PER_SECOND, burst=PER_SECOND)
+        model.default = lambda body: Text(answer_to(last_user_text(body)) * 4, chunk=12, chunk_delay=0.05)
+        latencies: list[float] = []
+
+        def body() -> float:
+            t_start = time.monotonic()
+            for r in range(rounds):
+                base = 2_000_000 + r * 1000
+                with tg.lock:
+                    tg.finals, tg.expected = 0, chats
+                    tg.done.clear()
+                asked = {}
+                for c in range(chats):
+                    asked[base + c] = time.monotonic()
+                    tg.send_text(base + c, f"c{base + c} m0")
+                tg.done.wait(60)
+                for chat, at in asked.items():
+                    if chat in tg.first_seen:
+                        latencies.append(tg.first_seen[chat] - at)
+            return time.monotonic() - t_start
+
+        seconds = with_bot(code, tg, model, Path(tmp), body)
+        flood = tg.flood
+        return Run(
+            label,
+            seconds,
+            len(latencies),
+            chats * rounds,
+            True,
+            dict(flood.refused),
+            dict(flood.refused_by),
+            {},
+            first_preview=latencies,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chats", type=int, default=200)
+    ap.add_argument("--messages", type=int, default=3)
+    ap.add_argument("--latency", type=float, default=1.0, help="seconds the model takes per answer")
+    ap.add_argument("--baseline", type=Path, help="another checkout (e.g. /work/main) to measure too")
+    ap.add_argument("--timeout", type=float, default=240.0)
+    ap.add_argument("--preview-chats", type=int, default=3)
+    ap.add_argument("--preview-rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    codes = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    ideal = args.chats * args.messages / PER_SECOND
+    print(f"cores: {os.cpu_count()}, load: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{args.chats} chats × {args.messages} messages queued at once; Telegram: {PER_SECOND}/s in all")
+    print(f"ideal: {args.chats * args.messages} replies / {PER_SECOND} per s = {ideal:.1f} s\n")
+
+    loads: dict[tuple[str, float], Run] = {}
+    previews: dict[str, Run] = {}
+    for name, code in codes:
+        for latency in (args.latency, 0.0):
+            label = f"{name}, model {latency:g} s"
+            print(f"  running {label} ({code}) …", file=sys.stderr, flush=True)
+            loads[(name, latency)] = load_run(code, label, args.chats, args.messages, latency, args.timeout)
+        print(f"  running {name}, first preview ({code}) …", file=sys.stderr, flush=True)
+        previews[name] = preview_run(code, name, args.preview_chats, args.preview_rounds)
+
+    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'replies':>10}{'in order':>10}{'429s':>7}"
+    print(head + f"{'previews':>10}{'actions':>9}" + ("   × baseline" if args.baseline else ""))
+    for (name, latency), run in loads.items():
+        row = (
+            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}"
+            f"{f'{run.finals}/{run.expected}':>10}"
+            f"{'yes' if run.in_order else 'NO':>10}{sum(run.refused.values()):>7}"
+            f"{run.calls.get('sendMessageDraft', 0):>10}{run.calls.get('sendChatAction', 0):>9}"
+        )
+        if args.baseline and name == "this":
+            row += f"{run.seconds / loads[('baseline', latency)].seconds:>13.2f}"
+        print(row)
+    for run in loads.values():
+        if run.refused:
+            slowed = f", global rate lowered {run.slowed}×" if run.slowed else ""
+            print(f"  {run.label}: 429s by method {run.refused}, by limit {run.refused_by}{slowed}")
+
+    low = f"{args.preview_chats} chats × {args.preview_rounds}"
+    print(f"\nfirst visible text at low load ({low}, model streaming at once)")
+    print(f"{'run':<24}{'median s':>9}{'max s':>9}{'seen':>10}" + ("   × baseline" if args.baseline else ""))
+    for name, run in previews.items():
+        med = statistics.median(run.first_preview) if run.first_preview else float("nan")
+        row = f"{name:<24}{med:>9.2f}{max(run.first_preview, default=float('nan')):>9.2f}"
+        row += f"{f'{len(run.first_preview)}/{run.expected}':>10}"
+        if args.baseline and name == "this":
+            base = previews["baseline"].first_preview
+            row += f"{med / statistics.median(base):>13.2f}" if base else ""
+        print(row)
+
+    this = loads[("this", args.latency)]
+    ok = this.finals == this.expected and this.in_order and this.seconds <= ideal * 1.05
+    ok = ok and bool(previews["this"].first_preview) and max(previews["this"].first_preview) < 1.5
+    print(f"\nthis checkout {'meets' if ok else 'MISSES'} the target (≤ 1.05× ideal, all in order, first text < 1.5 s)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

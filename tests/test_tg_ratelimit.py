@@ -1,0 +1,348 @@
+"""FloodLimiter: finals first and in order per chat, previews only with spare capacity, 429s pause only
+what they must. Time is virtual: the limiter's clock and timer are injected, and tests move them by hand."""
+
+import asyncio
+import heapq
+import itertools
+from datetime import timedelta
+
+import pytest
+from telegram.error import RetryAfter
+
+from bot.tg.ratelimit import BestEffort, Dropped, FloodLimiter, Limits
+
+pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # RetryAfter(...)
+
+PRIVATE = 1001
+OTHER = 1002
+GROUP = -1003
+
+
+async def done(task):
+    """The task's result; a safety net so a broken limiter fails the test instead of hanging it."""
+    return await asyncio.wait_for(task, 5)
+
+
+async def settle() -> None:
+    """Let every task that can run, run (no time passes)."""
+    for _ in range(30):
+        await asyncio.sleep(0)
+
+
+class VirtualTime:
+    """The limiter's clock and timer; ``advance`` moves time and fires due timers in order."""
+
+    class Handle:
+        cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._timers: list = []
+        self._seq = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def call_later(self, delay, fn):
+        handle = self.Handle()
+        heapq.heappush(self._timers, (self.now + delay, next(self._seq), fn, handle))
+        return handle
+
+    def pending(self) -> int:
+        """Timers set and not cancelled."""
+        return sum(1 for *_, handle in self._timers if not handle.cancelled)
+
+    async def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        await settle()
+        while self._timers and self._timers[0][0] <= end:
+            at, _, fn, handle = heapq.heappop(self._timers)
+            if handle.cancelled:
+                continue
+            self.now = max(self.now, at)
+            fn()
+            await settle()
+        self.now = end
+        await settle()
+
+
+class Wire:
+    """Stands in for Telegram: records each request that reaches it (virtual time, endpoint, chat, tag)."""
+
+    def __init__(self, clock: VirtualTime, limiter: FloodLimiter) -> None:
+        self.clock = clock
+        self.limiter = limiter
+        self.sent: list[tuple[float, str, int, str]] = []
+        self.fail: dict[str, list[Exception]] = {}  # tag -> raise these on its next attempts
+        self.hold: dict[str, asyncio.Event] = {}  # tag -> the request stays in flight until set
+
+    def call(self, endpoint: str, chat_id: int | None, tag: str, args: BestEffort | None = None) -> asyncio.Task:
+        async def callback():
+            self.sent.append((self.clock.now, endpoint, chat_id, tag))
+            if tag in self.hold:
+                await self.hold[tag].wait()
+            if self.fail.get(tag):
+                raise self.fail[tag].pop(0)
+            return True
+
+        data = {} if chat_id is None else {"chat_id": chat_id}
+        return asyncio.create_task(self.limiter.process_request(callback, (), {}, endpoint, data, args))
+
+    def tags(self) -> list[str]:
+        return [tag for _, _, _, tag in self.sent]
+
+    def at(self, tag: str) -> list[float]:
+        return [t for t, _, _, g in self.sent if g == tag]
+
+
+def make(**limits) -> tuple[VirtualTime, FloodLimiter, Wire]:
+    clock = VirtualTime()
+    limiter = FloodLimiter(Limits(**limits), clock=clock, call_later=clock.call_later)
+    return clock, limiter, Wire(clock, limiter)
+
+
+def retry_after(seconds: int) -> RetryAfter:
+    return RetryAfter(timedelta(seconds=seconds))
+
+
+async def test_finals_go_first_and_previews_without_spare_capacity_are_dropped():
+    clock, limiter, wire = make(per_second=2, burst=3)
+    finals = [wire.call("sendMessage", 100 + i, f"f{i}") for i in range(3)]
+    previews = [wire.call("sendMessageDraft", 2000 + i, f"p{i}", BestEffort(max_wait=1.2)) for i in range(2)]
+    finals += [wire.call("sendMessage", 200 + i, f"f{i}") for i in range(3, 5)]
+    await settle()
+    assert wire.tags() == ["f0", "f1", "f2"]
+    await clock.advance(0.51)
+    assert wire.tags() == ["f0", "f1", "f2", "f3"]  # one more every 1/2 s, to the finals that came later
+    await clock.advance(0.5)
+    assert wire.tags() == ["f0", "f1", "f2", "f3", "f4"]
+    await clock.advance(0.2)
+    for p in previews:  # never sent: by their deadline the budget had not been spare once
+        with pytest.raises(Dropped):
+            await done(p)
+    assert wire.tags() == ["f0", "f1", "f2", "f3", "f4"]
+    assert all(await done(asyncio.gather(*finals)))
+
+
+async def test_a_preview_goes_at_once_when_capacity_is_spare():
+    clock, limiter, wire = make()
+    args = BestEffort(max_wait=1.0)
+    task = wire.call("editMessageText", GROUP, "preview", args)
+    await settle()
+    assert wire.tags() == ["preview"] and args.sent
+    assert await done(task) is True
+
+
+async def test_previews_leave_the_budget_finals_need():
+    clock, limiter, wire = make(per_second=10, burst=10)  # best effort only while the level is ≥ 8 of 10
+    for i in range(3):
+        wire.call("sendMessage", 100 + i, f"f{i}")  # level 10 → 7
+    preview = wire.call("sendMessageDraft", PRIVATE, "p", BestEffort(max_wait=5))
+    await settle()
+    assert wire.tags() == ["f0", "f1", "f2"]
+    await clock.advance(0.05)
+    assert "p" not in wire.tags()  # level 7.5
+    await clock.advance(0.1)
+    assert wire.tags()[-1] == "p"  # level 8: spare again
+    await done(preview)
+
+
+async def test_one_chat_is_in_order_and_has_one_request_in_flight():
+    clock, limiter, wire = make(private_burst=5)
+    wire.hold["a"] = asyncio.Event()
+    tasks = [wire.call("sendMessage", PRIVATE, tag) for tag in ("a", "b", "c")]
+    other = wire.call("sendMessage", OTHER, "x")
+    await settle()
+    assert wire.tags() == ["a", "x"]  # "b" waits for "a" to be answered; another chat does not
+    wire.hold["a"].set()
+    await settle()
+    assert wire.tags() == ["a", "x", "b", "c"]
+    await done(asyncio.gather(*tasks, other))
+
+
+async def test_private_chat_gets_about_one_message_a_second_after_a_short_burst():
+    clock, limiter, wire = make(private_rate=1, private_burst=2)
+    tasks = [wire.call("sendMessage", PRIVATE, f"m{i}") for i in range(5)]
+    await clock.advance(3.5)
+    assert wire.at("m0") == [0.0] and wire.at("m1") == [0.0]
+    assert [wire.at(f"m{i}")[0] for i in range(2, 5)] == pytest.approx([1.0, 2.0, 3.0])
+    await done(asyncio.gather(*tasks))
+
+
+async def test_group_gets_at_most_20_messages_in_any_minute():
+    clock, limiter, wire = make()
+    tasks = [wire.call("sendMessage", GROUP, f"m{i}") for i in range(40)]
+    await clock.advance(200.0)
+    times = [t for t, *_ in wire.sent]
+    assert len(times) == 40
+    assert max(sum(1 for t in times if start <= t < start + 60) for start in times) <= 20
+    await done(asyncio.gather(*tasks))
+
+
+async def test_retry_after_on_a_final_pauses_that_chat_only_and_sends_it_again_in_order():
+    clock, limiter, wire = make()
+    wire.fail["a"], wire.hold["a"] = [retry_after(5)], asyncio.Event()
+    a, b = wire.call("sendMessage", PRIVATE, "a"), wire.call("sendMessage", PRIVATE, "b")
+    await settle()
+    wire.hold["a"].set()  # the 429 comes back while "b" is queued behind "a"
+    x = wire.call("sendMessage", OTHER, "x")
+    await clock.advance(1.0)
+    assert wire.tags() == ["a", "x"]  # the other chat is not held up
+    await clock.advance(3.9)
+    assert wire.tags() == ["a", "x"]  # nothing in the paused chat before retry_after
+    await clock.advance(0.2)
+    assert wire.tags() == ["a", "x", "a", "b"]  # then the same message again, before the next one
+    assert await done(asyncio.gather(a, b, x)) == [True, True, True]
+
+
+async def test_retry_after_on_a_preview_pauses_that_chats_previews_but_never_its_final():
+    clock, limiter, wire = make()
+    wire.fail["p1"] = [retry_after(30)]
+    with pytest.raises(RetryAfter):  # the caller learns it (the stream pauses too); it is not retried
+        await done(wire.call("sendMessageDraft", PRIVATE, "p1", BestEffort()))
+    await clock.advance(2.0)
+    with pytest.raises(Dropped):
+        await done(wire.call("sendMessageDraft", PRIVATE, "p2", BestEffort()))  # dropped at once, not sent
+    final = wire.call("sendMessage", PRIVATE, "final")
+    other = wire.call("sendMessageDraft", OTHER, "other preview", BestEffort())
+    await settle()
+    assert wire.tags() == ["p1", "final", "other preview"]  # no waiting for the 30 s
+    assert await done(asyncio.gather(final, other)) == [True, True]
+    await clock.advance(28.5)
+    assert await done(wire.call("sendMessageDraft", PRIVATE, "p3", BestEffort())) is True  # after retry_after
+
+
+async def test_a_waiting_preview_is_dropped_when_a_final_of_its_chat_comes():
+    clock, limiter, wire = make(per_second=10, burst=10)
+    for i in range(3):
+        wire.call("sendMessage", 100 + i, f"f{i}")  # no spare capacity for a while
+    preview = wire.call("sendMessageDraft", PRIVATE, "stale", BestEffort(max_wait=5))
+    await settle()
+    final = wire.call("sendMessage", PRIVATE, "final")
+    with pytest.raises(Dropped):
+        await done(preview)
+    await clock.advance(1.0)
+    assert "stale" not in wire.tags() and "final" in wire.tags()
+    await done(final)
+
+
+async def test_a_cancelled_request_leaves_the_queue_and_the_chat():
+    clock, limiter, wire = make(per_second=1, burst=1)
+    wire.call("sendMessage", OTHER, "first")
+    waiting = wire.call("sendMessage", PRIVATE, "cancelled")
+    after = wire.call("sendMessage", PRIVATE, "after")
+    await settle()
+    waiting.cancel()
+    await settle()
+    await clock.advance(1.01)
+    assert wire.tags() == ["first", "after"]  # the cancelled one took neither a turn nor the budget
+    await done(after)
+
+
+async def test_chat_actions_do_not_wait_behind_a_chats_messages_nor_take_their_budget():
+    clock, limiter, wire = make(per_second=1, burst=10)
+    wire.hold["a"] = asyncio.Event()
+    wire.call("sendMessage", PRIVATE, "a")
+    action = wire.call("sendChatAction", PRIVATE, "typing")
+    await settle()
+    assert wire.tags() == ["a", "typing"]  # a message of the chat is in flight; typing goes anyway
+    assert await done(action) is True
+    others = [wire.call("sendMessage", 100 + i, f"b{i}") for i in range(9)]
+    await settle()
+    assert len(wire.sent) == 11  # the action took nothing from the message budget: 1 + 9 of 10
+    wire.hold["a"].set()
+    await done(asyncio.gather(*others))
+
+
+async def test_chat_actions_are_dropped_under_load():
+    clock, limiter, wire = make(per_second=2, burst=2)
+    finals = [wire.call("sendMessage", 100 + i, f"f{i}") for i in range(6)]
+    action = wire.call("sendChatAction", PRIVATE, "typing")
+    await clock.advance(1.5)
+    with pytest.raises(Dropped):
+        await done(action)
+    assert "typing" not in wire.tags()
+    await clock.advance(2.0)
+    await done(asyncio.gather(*finals))
+
+
+async def test_calls_without_a_chat_pass_straight_through():
+    clock, limiter, wire = make(per_second=1, burst=1)
+    wire.call("sendMessage", OTHER, "uses the budget")
+    wire.call("sendMessage", PRIVATE, "waits")
+    me = wire.call("getMe", None, "getMe")
+    chat = wire.call("getChat", PRIVATE, "getChat")
+    await settle()
+    assert wire.tags() == ["uses the budget", "getMe", "getChat"]
+    await done(asyncio.gather(me, chat))
+
+
+async def test_429s_in_several_chats_lower_the_global_rate_and_it_recovers():
+    clock, limiter, wire = make(per_second=30)
+    wire.fail["a"], wire.fail["b"], wire.fail["c"] = [retry_after(1)], [retry_after(1)], [retry_after(1)]
+    tasks = [wire.call("sendMessage", PRIVATE, "a"), wire.call("sendMessage", OTHER, "b")]
+    await settle()
+    assert limiter.rate == 30  # two chats: maybe their own limits, maybe requests bunched up on the way
+    tasks.append(wire.call("sendMessage", GROUP, "c"))
+    await settle()
+    assert limiter.rate == pytest.approx(24)  # three chats flooded at once: probably the global limit
+    await clock.advance(1.5)
+    await done(asyncio.gather(*tasks))
+    await clock.advance(60.0)
+    wire.call("sendMessage", GROUP, "later")  # the limiter looks at its rate when it has work
+    await settle()
+    assert limiter.rate == pytest.approx(27)  # one step back up per quiet period
+    for _ in range(3):
+        await clock.advance(10.0)
+        wire.call("sendMessage", GROUP, "later")
+        await settle()
+    assert limiter.rate == pytest.approx(30)
+
+
+async def test_a_429_in_one_chat_does_not_lower_the_global_rate():
+    clock, limiter, wire = make(per_second=30)
+    wire.fail["a"] = [retry_after(1), retry_after(1)]
+    task = wire.call("sendMessage", PRIVATE, "a")
+    await clock.advance(3.0)
+    assert await done(task) is True and wire.tags() == ["a", "a", "a"]
+    assert limiter.rate == 30
+
+
+async def test_a_final_is_given_up_after_max_retries():
+    clock = VirtualTime()
+    limiter = FloodLimiter(clock=clock, call_later=clock.call_later, max_retries=2)
+    wire = Wire(clock, limiter)
+    wire.fail["a"] = [retry_after(1)] * 3
+    task = wire.call("sendMessage", PRIVATE, "a")
+    await clock.advance(5.0)
+    with pytest.raises(RetryAfter):
+        await done(task)
+    assert wire.tags() == ["a", "a", "a"]
+
+
+async def test_throughput_under_load_stays_at_the_global_rate():
+    clock, limiter, wire = make(per_second=30, burst=20)
+    tasks = [wire.call("sendMessage", 10_000 + i, f"m{i}") for i in range(320)]
+    previews = [wire.call("sendMessageDraft", 20_000 + i, f"p{i}", BestEffort()) for i in range(50)]
+    await clock.advance(10.01)
+    assert len(wire.sent) == 320  # 20 at once, then 30 a second: 20 + 300 in 10 s
+    assert all(tag.startswith("m") for tag in wire.tags())
+    await done(asyncio.gather(*tasks))
+    results = await done(asyncio.gather(*previews, return_exceptions=True))
+    assert all(isinstance(r, Dropped) for r in results)
+
+
+async def test_a_preview_waits_for_its_chats_request_in_flight_without_spinning():
+    clock, limiter, wire = make()
+    wire.hold["final"] = asyncio.Event()
+    wire.call("sendMessage", GROUP, "final")  # the end of the previous answer, still in flight
+    await settle()
+    preview = wire.call("editMessageText", GROUP, "next answer's preview", BestEffort(max_wait=5))
+    await asyncio.wait_for(clock.advance(0.5), 5)  # no timer keeps firing at the same instant
+    assert clock.pending() <= 1 and wire.tags() == ["final"]
+    wire.hold["final"].set()
+    await settle()
+    assert await done(preview) is True and wire.tags() == ["final", "next answer's preview"]
