@@ -190,10 +190,14 @@ class UsageLedger:
             return _empty()
 
     def refresh(self) -> None:
-        """Re-read the file (e.g. what the terminal chat recorded), keeping this process's unflushed changes."""
-        disk = self._read()
-        with self._lock:
-            self._view = merge(disk, self._pending)
+        """Re-read the file (e.g. what the terminal chat recorded), keeping this process's unflushed changes.
+
+        Never while a flush is under way: its changes are then neither pending nor on disk yet.
+        """
+        with self._flushing:
+            disk = self._read()
+            with self._lock:
+                self._view = merge(disk, self._pending)
 
     def _tally(self, *path: str) -> Tally:
         with self._lock:

@@ -143,3 +143,34 @@ def test_recording_is_flushed_by_a_timer_soon_after(data_dir):
     assert written.wait(10)
     assert ledger(data_dir).user_day("7", DAY).questions == 1
     book.close()
+
+
+def test_a_refresh_never_hides_counts_that_a_flush_is_writing(data_dir, monkeypatch):
+    import memory.usage as usage
+
+    book = ledger(data_dir)
+    book.add_question("7", "7", DAY)
+    book.flush()
+    book.add_question("7", "7", DAY)  # being written when the refresh comes
+    writing, release = threading.Event(), threading.Event()
+    real_write = usage.atomic_write_bytes
+
+    def slow_write(path, data):
+        writing.set()
+        assert release.wait(10)
+        real_write(path, data)
+
+    monkeypatch.setattr(usage, "atomic_write_bytes", slow_write)
+    flusher = threading.Thread(target=book.flush)
+    flusher.start()
+    assert writing.wait(10)
+    refresher = threading.Thread(target=book.refresh)  # e.g. /stats while the timer flushes
+    refresher.start()
+    try:
+        refresher.join(0.5)  # it waits for the flush (had it not, it would have shown the old file by now)
+        assert book.user_day("7", DAY).questions == 2
+    finally:
+        release.set()
+    flusher.join(10)
+    refresher.join(10)
+    assert book.user_day("7", DAY).questions == 2 and ledger(data_dir).user_day("7", DAY).questions == 2
