@@ -95,9 +95,13 @@ class Run:
     slowed: int = 0
 
 
-def bot_env(code: Path, tg: FakeTelegram, model: FakeAnthropic, data_dir: Path) -> dict[str, str]:
+def bot_env(code: Path, tg: FakeTelegram, model: FakeAnthropic, data_dir: Path, users: list[int]) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
     return {
+        # the bot is private: let the benchmark's chats in, without daily limits
+        "ALLOWED_USERS": ",".join(map(str, users)),
+        "DAILY_MESSAGE_LIMIT": "0",
+        "DAILY_TOKEN_LIMIT": "0",
         **keep,
         "PYTHONPATH": str(code),
         "PYTHONUNBUFFERED": "1",
@@ -121,11 +125,11 @@ def reply_script(latency: float, chunks: int = 6) -> Any:
     return script
 
 
-def with_bot(code: Path, tg: Recording, model: FakeAnthropic, work: Path, body: Any) -> Any:
-    """Start the bot, wait until it polls, run ``body()``, stop the bot."""
+def with_bot(code: Path, tg: Recording, model: FakeAnthropic, work: Path, body: Any, users: list[int]) -> Any:
+    """Start the bot (``users`` may write to it), wait until it polls, run ``body()``, stop the bot."""
     log = open(work / "bot.log", "ab")  # noqa: SIM115
     data = work / "data"
-    env = bot_env(code, tg, model, data)
+    env = bot_env(code, tg, model, data, users)
     proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -172,7 +176,7 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
                 print("\n".join(f"    | {line}" for line in log if " INFO " not in line)[-3000:], file=sys.stderr)
             return time.monotonic() - t0
 
-        seconds = with_bot(code, tg, model, Path(tmp), body)
+        seconds = with_bot(code, tg, model, Path(tmp), body, ids)
         log = (Path(tmp) / "bot.log").read_text(errors="replace")
         slowed = log.count("sending at most")  # FloodLimiter lowered its global rate
         in_order = all(
@@ -217,7 +221,8 @@ def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
                         latencies.append(tg.first_seen[chat] - at)
             return time.monotonic() - t_start
 
-        seconds = with_bot(code, tg, model, Path(tmp), body)
+        users = [2_000_000 + r * 1000 + c for r in range(rounds) for c in range(chats)]
+        seconds = with_bot(code, tg, model, Path(tmp), body, users)
         flood = tg.flood
         return Run(
             label,

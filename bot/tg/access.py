@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from telegram import BotCommand, BotCommandScopeChat, ChatMember, Update, User
@@ -39,6 +39,7 @@ pairing_log = logging.getLogger("bot.pairing")  # shown at any LOG_LEVEL: the ow
 
 OWNER_MENU = ("users", "allow", "deny")  # added to the owner's own command menu
 FLUSH_AFTER = 1.0  # seconds: usage counters reach the file this soon after a change
+NAMES_SAVE_AFTER = 2.0  # seconds: changed names of allowed people are written together, this soon after
 
 
 @dataclass
@@ -49,18 +50,24 @@ class Guard:
     access: Access
     limits: Limits
     prices: PriceTable
-    _saving: set[asyncio.Task[None]] = field(default_factory=set)
+    _names_save: asyncio.Task[None] | None = None
 
     def save_soon(self) -> None:
-        """Write access.json in the background (off the event loop)."""
-        task = asyncio.get_running_loop().create_task(save_access(self))
-        self._saving.add(task)
-        task.add_done_callback(self._saving.discard)
+        """Write access.json a little later, off the event loop: one write for many changed names."""
+        if self._names_save is None or self._names_save.done():
+            self._names_save = asyncio.get_running_loop().create_task(self._save_later(), name="save-access")
+
+    async def _save_later(self) -> None:
+        await asyncio.sleep(NAMES_SAVE_AFTER)
+        await save_access(self)
 
     async def aclose(self) -> None:
-        """At shutdown: finish pending writes and flush the usage counters."""
-        if self._saving:
-            await asyncio.gather(*self._saving, return_exceptions=True)
+        """At shutdown: write names still waiting, and flush the usage counters."""
+        task = self._names_save
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await save_access(self)
         try:
             await asyncio.to_thread(self.limits.ledger.close)
         except OSError as e:
