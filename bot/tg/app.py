@@ -9,8 +9,9 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Comman
 
 from bot.ask import Assistant
 from bot.config import Settings
-from bot.tg import commands, handlers
+from bot.tg import commands, handlers, reminders
 from bot.wiring import make_assistant
+from memory.reminders import ReminderStore
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +24,12 @@ def file_base_url(base_url: str) -> str:
     return base + "/file/bot"
 
 
-def build_application(settings: Settings, assistant: Assistant) -> Application:
-    """The PTB application with all handlers registered; nothing runs yet."""
+def build_application(settings: Settings, assistant: Assistant, store: ReminderStore | None = None) -> Application:
+    """The PTB application with all handlers registered; nothing runs yet.
+
+    ``store`` holds the reminders to deliver: pass the one the assistant's reminder tools use, so a
+    reminder set here is scheduled at once (others are found by a rescan of the file).
+    """
 
     async def post_shutdown(app: Application) -> None:
         await assistant.aclose()  # a compaction in flight is cancelled and writes nothing
@@ -57,6 +62,7 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
         (("forget",), commands.forget_command),
         (("reset",), commands.reset_command),
         (("retry",), commands.retry_command),
+        (("reminders",), reminders.reminders_command),
         (("stats",), commands.stats_command),
         (("export",), commands.export_command),
     ):
@@ -67,12 +73,14 @@ def build_application(settings: Settings, assistant: Assistant) -> Application:
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
     app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)
+    reminders.install(app, assistant, store or ReminderStore(settings.data_dir), settings.timezone)
     return app
 
 
 def run(settings: Settings) -> None:
     """Long-poll until SIGINT/SIGTERM; in-flight turns finish before the process exits."""
-    app = build_application(settings, make_assistant(settings))
+    store = ReminderStore(settings.data_dir)
+    app = build_application(settings, make_assistant(settings, reminders=store), store)
     log.info("starting long polling (data in %s)", settings.data_dir.resolve())
     app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)
     log.info("stopped")
