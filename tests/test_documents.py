@@ -2,6 +2,7 @@
 
 import base64
 import io
+import random
 
 import pypdf
 import pytest
@@ -110,3 +111,28 @@ def test_the_fake_api_refuses_pdfs_like_the_real_one():
         with pytest.raises(InvalidRequest) as e:
             check_documents(body(data))
         assert message in str(e.value)
+
+
+def test_the_fake_api_answers_413_over_32_mb_and_accepts_a_20_mb_pdf_request(fake_anthropic):
+    import httpx
+
+    def post(data: str) -> httpx.Response:
+        source = {"type": "base64", "media_type": "application/pdf", "data": data}
+        content = [{"type": "document", "source": source}, {"type": "text", "text": "요약"}]
+        body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}
+        return httpx.post(f"{fake_anthropic.url}/v1/messages", json=body, timeout=60)
+
+    too_big = post("A" * (33 * 1024 * 1024))
+    assert too_big.status_code == 413
+    assert too_big.json()["error"] == {"type": "request_too_large", "message": "Request exceeds the maximum size"}
+    # the largest PDF the bot can download (20 MB) fits in a request (a one-page PDF with a big attachment)
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(200, 200)
+    writer.add_attachment("pad.bin", random.Random(1).randbytes(documents.MAX_DOWNLOAD - 4096))
+    out = io.BytesIO()
+    writer.write(out)
+    padded = out.getvalue()
+    assert documents.MAX_DOWNLOAD - 8192 < len(padded) <= documents.MAX_DOWNLOAD
+    assert documents.check_pdf(padded)["type"] == "document"
+    response = post(base64.b64encode(padded).decode())
+    assert response.status_code == 200, response.text
