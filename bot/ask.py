@@ -317,14 +317,18 @@ class Assistant:
                     question = await restore(question)
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
             turns = complete_turns(drop_superseded(await asyncio.to_thread(self._tail, chat_id)))
-            if not turns:
+            # a delivered reminder is recorded as a turn ("reminder": id) that nobody asked: skip it
+            asked = [i for i, turn in enumerate(turns) if "reminder" not in turn[0]]
+            if not asked:
                 raise NothingToRetry
-            last = turns[-1][0]
+            last = turns[asked[-1]][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry", OFFSET)}
             q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
             if restore is not None:
                 q = await restore(q)
-            return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=True)
+            # the new answer replaces the old one only when that was the last turn
+            replaces = asked[-1] == len(turns) - 1
+            return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=replaces)
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()

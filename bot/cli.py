@@ -31,11 +31,14 @@ from typing import Any, TextIO, TypeVar
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import ModelError, TextCallback
+from bot.reminder_commands import pending_lines, reminders_text
 from bot.search_commands import search_text
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
+from bot.tools.reminders import is_telegram_chat
 from memory.content import display_text
 from memory.files import ensure_private_dir
+from memory.reminders import ReminderFileError, ReminderStore
 from memory.transcript import InvalidChatId, check_chat_id
 
 log = logging.getLogger(__name__)
@@ -47,7 +50,8 @@ HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0
 HISTORY_LENGTH = 1000
 PROMPT = "> "
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reset", "/retry", "/quit",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/reset",
+    "/retry", "/quit",
 )  # fmt: skip
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
@@ -79,6 +83,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /memory    기억하고 있는 사실 보기 (새 대화를 시작해도 남아요)\n"
         "  /remember <내용>   사실 하나 기억시키기\n"
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
+        "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
@@ -91,6 +96,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /memory    show the facts remembered about you (kept across /reset)\n"
         "  /remember <text>   make the assistant remember a fact\n"
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
+        "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
@@ -128,6 +134,15 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
     },
     "bye": {"ko": "안녕히 가세요.", "en": "Bye."},
+    # -- reminders (set here, delivered by the Telegram bot) --
+    "banner.reminders": {
+        "ko": "⏰ 예정된 알림 {n}개 (텔레그램 봇이 보내요):",
+        "en": "⏰ {n} pending reminders (the Telegram bot delivers them):",
+    },
+    "reminders.none_here": {
+        "ko": "이 대화는 텔레그램 채팅이 아니라서 알림이 없어요. 알림은 --chat <텔레그램 채팅 ID> 로 맞춰요.",
+        "en": "This conversation is not a Telegram chat, so it has no reminders; use --chat <Telegram chat id>.",
+    },
 }
 
 
@@ -172,8 +187,10 @@ class ChatSession:
         lang: str = "ko",
         interactive: bool = False,
         catch_sigint: bool = False,
+        reminders: ReminderStore | None = None,
     ) -> None:
         self.assistant = assistant
+        self.reminders = reminders
         self.chat_id = check_chat_id(chat_id)
         self.out = out
         self.err = err if err is not None else out
@@ -227,7 +244,20 @@ class ChatSession:
         self.say(text("banner.continue", self.lang, n=n) if n or summarized else text("banner.new", self.lang))
         if summarized:
             self.say(text("banner.summary", self.lang))
+        self.show_pending_reminders()
         self.say(text("banner.help", self.lang))
+
+    def show_pending_reminders(self) -> None:
+        """At start: the chat's pending reminders (the Telegram bot delivers them)."""
+        if self.reminders is None:
+            return
+        try:
+            lines = pending_lines(self.reminders, self.chat_id, self.lang, self.assistant.timezone)
+        except ReminderFileError as e:
+            log.warning("reminders: %s", e)
+            return
+        if lines:
+            self.say("\n".join([text("banner.reminders", self.lang, n=len(lines)), *(f"  {x}" for x in lines)]))
 
     def goodbye(self, *, after_prompt: bool = False) -> None:
         if self.interactive:
@@ -291,6 +321,8 @@ class ChatSession:
         elif command == "/search":
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await asyncio.to_thread(search_text, self.assistant, self.chat_id, argument, self.lang))
+        elif command == "/reminders":
+            await self.reminders_command(line.split(maxsplit=1)[1] if " " in line else "")
         elif command in ("/memory", "/remember", "/forget"):
             await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
         elif command == "/reset":
@@ -339,6 +371,14 @@ class ChatSession:
         run["/remember"] = lambda: remember_text(self.assistant, self.chat_id, argument, self.lang)
         run["/forget"] = lambda: forget_text(self.assistant, self.chat_id, argument, self.lang)
         self.say(await asyncio.to_thread(run[command]))
+
+    async def reminders_command(self, argument: str) -> None:
+        """/reminders [cancel <id>] — the same texts as in Telegram."""
+        if self.reminders is None or not is_telegram_chat(self.chat_id):
+            self.error(text("reminders.none_here", self.lang))
+            return
+        store, tz = self.reminders, self.assistant.timezone
+        self.say(await asyncio.to_thread(reminders_text, store, self.chat_id, argument, self.lang, tz))
 
     def show_history(self) -> None:
         messages = self.assistant.history(self.chat_id)
@@ -499,7 +539,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reset /retry /quit "
+        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /reset /retry "
+        "/quit "
         "(also Ctrl-D, "
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
@@ -557,7 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     from bot.claude import prewarm
     from bot.wiring import make_assistant
 
-    assistant = make_assistant(settings)
+    reminders = ReminderStore(settings.data_dir)
+    assistant = make_assistant(settings, reminders=reminders)
     prewarm()  # the SDK is imported while the user types the first question
     interactive = sys.stdin.isatty()
     session = ChatSession(
@@ -568,6 +610,7 @@ def main(argv: list[str] | None = None) -> int:
         lang=env_lang(),
         interactive=interactive,
         catch_sigint=True,
+        reminders=reminders,
     )
     if not interactive:
         return session.run(stream_reader(sys.stdin))

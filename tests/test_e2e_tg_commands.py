@@ -34,7 +34,8 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     names = [c["command"] for c in menus[None]]
     assert names == [c["command"] for c in menus["en"]]
     assert set(names) == {
-        "help", "history", "summary", "search", "memory", "remember", "forget", "reset", "retry", "stats", "export"
+        "help", "history", "summary", "search", "memory", "remember", "forget", "reminders", "reset", "retry",
+        "stats", "export",
     }  # fmt: skip
     assert "대화" in menus[None][1]["description"] and menus["en"][1]["description"].isascii()
 

@@ -65,7 +65,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     assert [m["content"] for m in fake_anthropic.requests[1]["messages"]] == [
         "Minji: 점심 추천해 줘",
         "김치찌개 어때요?",
-        "Jisoo: 너무 더운데?",
+        "> 김치찌개 어때요?\n\nJisoo: 너무 더운데?",  # a reply carries the message it answers
     ]
 
     in_group(fake_telegram, "/help@memory_test_bot", user_id=12, language_code="en")
@@ -153,8 +153,8 @@ def test_documents_are_declined_or_read_as_images(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     start_bot(**FAST)
-    pdf = {"file_id": "doc-pdf", "file_unique_id": "u1", "file_name": "a.pdf", "mime_type": "application/pdf"}
-    fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=pdf)})
+    other = {"file_id": "doc-zip", "file_unique_id": "u1", "file_name": "a.zip", "mime_type": "application/zip"}
+    fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=other)})
     assert "파일은 읽을 수 없어요" in fake_telegram.wait_visible(CHAT)[0]
     big = {
         "file_id": "doc-big",

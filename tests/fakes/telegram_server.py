@@ -12,7 +12,9 @@ edit to the same text ("message is not modified") and drafts outside private cha
 It also refuses what Telegram refuses before a method runs (``_refusal``): chats the bot
 cannot write to (``blocked_chats``: 403, ``unknown_chats``: 400 "chat not found"),
 captions over 1024 characters, and a reply to a message that does not exist unless
-``allow_sending_without_reply`` is set.
+``allow_sending_without_reply`` is set. ``hold`` keeps the answer to a matching call back
+until the test releases it (e.g. to kill the bot after Telegram got a message but before
+the bot heard so).
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ class FakeTelegram(FakeHTTPServer):
         self.webhook: dict[str, Any] | None = None  # what setWebhook set: url, secret_token, ...
         self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
         self.flood: FloodControl | None = None  # opt-in flood control (see FloodControl below)
+        self._holds: list[tuple[str, Callable[[dict[str, Any]], bool], threading.Event]] = []
 
     @property
     def base_url(self) -> str:
@@ -171,7 +174,17 @@ class FakeTelegram(FakeHTTPServer):
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+            for _, _, released in self._holds:
+                released.set()
         super().stop()
+
+    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] = lambda p: True) -> threading.Event:
+        """The next matching call is handled (and recorded) as usual, but its answer waits until the
+        returned event is set."""
+        released = threading.Event()
+        with self._cond:
+            self._holds.append((method, when, released))
+        return released
 
     # -- test API: incoming ----------------------------------------------------
     def push_update(self, update: dict[str, Any]) -> int:
@@ -253,6 +266,34 @@ class FakeTelegram(FakeHTTPServer):
     def send_photo(self, chat_id: int, file_id: str, data: bytes, caption: str | None = None, **kw: Any) -> int:
         """Deliver a photo (stored for download under ``file_id``) with an optional caption."""
         extra: dict[str, Any] = {"photo": self.add_photo(file_id, data)}
+        if caption is not None:
+            extra["caption"] = caption
+            if mentions := self.mentions(caption):
+                extra["caption_entities"] = mentions
+        return self.push_update({"message": self.message(chat_id, None, **extra, **kw)})
+
+    def send_document(
+        self,
+        chat_id: int,
+        file_id: str,
+        data: bytes | None,
+        file_name: str,
+        mime_type: str | None,
+        caption: str | None = None,
+        *,
+        size: int | None = None,
+        **kw: Any,
+    ) -> int:
+        """Deliver a file (stored for download under ``file_id`` unless ``data`` is None) with an optional
+        caption; ``size`` overrides the announced file size."""
+        if data is not None:
+            self.files[file_id] = data
+        doc: dict[str, Any] = {"file_id": file_id, "file_unique_id": file_id + "_u", "file_name": file_name}
+        if mime_type is not None:
+            doc["mime_type"] = mime_type
+        if size is not None or data is not None:
+            doc["file_size"] = size if size is not None else len(data or b"")
+        extra: dict[str, Any] = {"document": doc}
         if caption is not None:
             extra["caption"] = caption
             if mentions := self.mentions(caption):
@@ -377,6 +418,10 @@ class FakeTelegram(FakeHTTPServer):
                 body["parameters"] = {"retry_after": failure.retry_after}
             self.respond(request, failure.code, json.dumps(body).encode())
             return
+        with self._cond:
+            held = next((h for h in self._holds if h[0] == api_method and h[1](params)), None)
+            if held is not None:
+                self._holds.remove(held)
         handler = getattr(self, f"api_{api_method}", None)
         if (refused := self._refusal(params)) is not None:
             result: Any = refused
@@ -384,6 +429,8 @@ class FakeTelegram(FakeHTTPServer):
             result = True
         else:
             result = handler(params)
+        if held is not None:
+            held[2].wait(60)
         if isinstance(result, tuple):  # (error code, description)
             code, description = result
             with self._cond:
