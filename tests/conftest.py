@@ -117,6 +117,16 @@ class BotProcess:
             self._log.close()
         return rc
 
+    def settle(self, telegram: FakeTelegram, timeout: float = 30.0) -> int:
+        """Stop the bot once it fetched every update pushed so far; returns the exit code.
+
+        A stopped bot has finished handling all of them (PTB processes every fetched update
+        before it exits), so what it did not do by then, it never does: tests assert
+        "nothing else happened" after this, without sleeping.
+        """
+        telegram.wait_fetched(timeout=timeout)
+        return self.stop(timeout)
+
     @property
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

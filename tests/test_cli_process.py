@@ -4,6 +4,7 @@ No Telegram token anywhere: the terminal chat needs only the Anthropic key. The
 concurrency tests run the CLI next to other processes on the same chat file.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -190,16 +191,14 @@ def test_ctrl_c_cancels_the_answer_and_quits_at_the_prompt(
     assert chat.proc.poll() is None  # still running, back at the prompt
     chat.send("두 번째")
     chat.wait_for("echo: 두 번째\n")
-    # Ctrl-C at the prompt quits; one that lands before the CLI is back at the prompt only
-    # interrupts (a busy machine), so press it again then
-    for _ in range(3):
-        time.sleep(0.3)
+    # Ctrl-C at the prompt quits; one that lands before the CLI is back at the prompt (it may
+    # still be storing or compacting) only interrupts that, so press it again until it quits
+    deadline = time.monotonic() + 60  # a bound against a hang, not a measurement
+    while chat.proc.poll() is None:
+        assert time.monotonic() < deadline, "Ctrl-C never quit the CLI"
         chat.proc.send_signal(signal.SIGINT)
-        try:
-            chat.proc.wait(5)
-            break
-        except subprocess.TimeoutExpired:
-            assert cli.text("interrupted") in chat.text("err")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            chat.proc.wait(2)
     assert chat.wait(10) == 0
     assert [m["content"] for m in stored(data_dir, "sig")] == ["두 번째", "echo: 두 번째"]
     assert "Traceback" not in chat.text("err")

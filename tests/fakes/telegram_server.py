@@ -155,6 +155,7 @@ class FakeTelegram(FakeHTTPServer):
         self._updates: list[dict[str, Any]] = []
         self._failures: list[Failure] = []
         self._update_ids = itertools.count(1)
+        self.last_update_id = 0
         self._message_ids = itertools.count(1000)
         self._cond = threading.Condition()
         self._closed = False
@@ -174,6 +175,7 @@ class FakeTelegram(FakeHTTPServer):
     def push_update(self, update: dict[str, Any]) -> int:
         with self._cond:
             update_id = next(self._update_ids)
+            self.last_update_id = update_id
             self._updates.append({"update_id": update_id, **update})
             self._note_message(update)
             self._cond.notify_all()
@@ -324,6 +326,24 @@ class FakeTelegram(FakeHTTPServer):
                         "timed out waiting for the bot; calls: " + ", ".join(c.method for c in self.calls[-20:])
                     )
                 self._cond.wait(min(left, 0.2))
+
+    def wait_fetched(self, update_id: int | None = None, timeout: float = 30.0) -> None:
+        """Wait until the bot fetched every update up to ``update_id`` (default: the last one pushed).
+
+        The bot confirms updates by asking for the next offset; a bot stopped after this
+        (SIGTERM) has handled every one of them before it exits.
+        """
+        with self._cond:
+            last = update_id if update_id is not None else self.last_update_id
+
+        def fetched() -> bool:
+            return any(int(c.params.get("offset") or 0) > last for c in self.calls if c.method == "getUpdates")
+
+        try:
+            self.wait_for(fetched, timeout)
+        except AssertionError:
+            offsets = [c.params.get("offset") for c in self.calls_of("getUpdates")]
+            raise AssertionError(f"the bot did not fetch update {last}; getUpdates offsets: {offsets}") from None
 
     def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return what the user saw of each."""
