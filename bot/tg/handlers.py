@@ -34,6 +34,7 @@ from bot.tg.stream import ReplyStream
 log = logging.getLogger(__name__)
 
 TYPING_EVERY = 4.0  # seconds; Telegram shows "typing…" for about 5 s
+FORWARDED = "[전달된 메시지 / Forwarded message]"
 
 
 @dataclass
@@ -114,6 +115,9 @@ async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | 
     message = update.effective_message
     if message is None:
         return None
+    if message.from_user is not None and message.from_user.is_bot:
+        log.info("chat %s: ignored a message from another bot", message.chat.id)  # never two bots in a loop
+        return None
     text = message.text if message.text is not None else message.caption or ""
     if is_group(message.chat):
         username, bot_id = context.bot.username, context.bot.id
@@ -131,6 +135,9 @@ def question_for(
     """The question as it is sent and stored; group turns carry the sender's first name."""
     message, user = update.effective_message, update.effective_user
     extra = dict(meta or {})
+    if message is not None and message.forward_origin is not None:
+        text = f"{FORWARDED} {text}"  # someone else's words, passed on: Claude should know
+        extra["forwarded"] = True
     if message is not None and is_group(message.chat) and user is not None:
         name = user.first_name or str(user.id)
         return Question(f"{name}: {text}", attachments, {"name": name, "user_id": user.id, **extra}, user.id)
@@ -169,6 +176,8 @@ async def respond(
                 await stream.cancel()
                 raise
             await stream.finish(answer.text)
+            if not answer.saved:
+                await send_plain(context.bot, target, t("error.not_saved", lang))
         finally:
             if stream.drafts_refused:
                 svc.no_drafts.add(chat.id)

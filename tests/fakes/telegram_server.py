@@ -55,6 +55,22 @@ class Failure:
     when: Callable[[dict[str, Any]], bool] | None = None
 
 
+ATTACHMENTS: dict[str, dict[str, Any]] = {
+    "sticker": {"sticker": {"file_id": "stk1", "file_unique_id": "stk1u", "type": "regular", "width": 512,
+                            "height": 512, "is_animated": False, "is_video": False, "emoji": "😀"}},
+    "voice": {"voice": {"file_id": "voc1", "file_unique_id": "voc1u", "duration": 3, "mime_type": "audio/ogg"}},
+    "video_note": {"video_note": {"file_id": "vn1", "file_unique_id": "vn1u", "length": 240, "duration": 4}},
+    "location": {"location": {"latitude": 37.5665, "longitude": 126.978}},
+    "poll": {"poll": {"id": "poll1", "question": "점심?", "total_voter_count": 0, "is_closed": False,
+                      "is_anonymous": True, "type": "regular", "allows_multiple_answers": False,
+                      "allows_revoting": False, "members_only": False,
+                      "options": [{"text": "국밥", "voter_count": 0, "persistent_id": "o1"},
+                                  {"text": "냉면", "voter_count": 0, "persistent_id": "o2"}]}},
+    "contact": {"contact": {"phone_number": "+821012345678", "first_name": "Jisoo", "user_id": 4321}},
+}  # fmt: skip
+"""Message fields of the kinds the bot cannot read, as Telegram delivers them (no text)."""
+
+
 class EntityError(ValueError):
     """Telegram could not parse the HTML; the message is its description after "can't parse entities: "."""
 
@@ -191,11 +207,12 @@ class FakeTelegram(FakeHTTPServer):
         language_code: str | None = "ko",
         chat_type: str = "private",
         reply_to: dict[str, Any] | None = None,
+        is_bot: bool = False,
         **extra: Any,
     ) -> dict[str, Any]:
-        """A Message object as Telegram would deliver it."""
+        """A Message object as Telegram would deliver it (``extra``: more fields, e.g. ``ATTACHMENTS[kind]``)."""
         uid = user_id if user_id is not None else chat_id
-        user: dict[str, Any] = {"id": uid, "is_bot": False, "first_name": first_name}
+        user: dict[str, Any] = {"id": uid, "is_bot": is_bot, "first_name": first_name}
         if language_code:
             user["language_code"] = language_code
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
@@ -257,6 +274,45 @@ class FakeTelegram(FakeHTTPServer):
             if mentions := self.mentions(caption):
                 extra["caption_entities"] = mentions
         return self.push_update({"message": self.message(chat_id, None, **extra, **kw)})
+
+    def send_kind(self, chat_id: int, kind: str, **kw: Any) -> int:
+        """Deliver a message that carries ``kind`` (a key of ATTACHMENTS: sticker, voice, poll, …) and no text."""
+        return self.push_update({"message": self.message(chat_id, None, **ATTACHMENTS[kind], **kw)})
+
+    def send_forwarded(self, chat_id: int, text: str, *, from_name: str = "Jisoo", **kw: Any) -> int:
+        """A text the user forwarded from someone else (``forward_origin``)."""
+        origin = {"type": "user", "date": int(time.time()) - 3600,
+                  "sender_user": {"id": 4321, "is_bot": False, "first_name": from_name}}  # fmt: skip
+        return self.push_update({"message": self.message(chat_id, text, forward_origin=origin, **kw)})
+
+    def send_edit(self, chat_id: int, message_id: int, text: str, **kw: Any) -> int:
+        """The user edited an earlier message (an ``edited_message`` update)."""
+        message = self.message(chat_id, text, **kw)
+        message.update(message_id=message_id, edit_date=int(time.time()))
+        return self.push_update({"edited_message": message})
+
+    def send_channel_post(self, chat_id: int, text: str) -> int:
+        """A post in a channel where the bot is an admin (``channel_post``: no sender user)."""
+        chat = {"id": chat_id, "type": "channel", "title": "Test channel"}
+        post = {"message_id": next(self._message_ids), "date": int(time.time()), "chat": chat, "sender_chat": chat,
+                "text": text}  # fmt: skip
+        return self.push_update({"channel_post": post})
+
+    def send_service(self, chat_id: int, kind: str, **kw: Any) -> int:
+        """A service message in a group: ``new_chat_members`` (someone joined) or ``pinned_message``."""
+        if kind == "new_chat_members":
+            extra: dict[str, Any] = {"new_chat_members": [{"id": 5555, "is_bot": False, "first_name": "Newbie"}]}
+        elif kind == "pinned_message":
+            extra = {"pinned_message": self.message(chat_id, "고정된 공지", chat_type="supergroup")}
+        else:
+            raise ValueError(kind)
+        return self.push_update({"message": self.message(chat_id, None, chat_type="supergroup", **extra, **kw)})
+
+    def send_document(self, chat_id: int, file_id: str, *, mime_type: str, file_size: int, **kw: Any) -> int:
+        """A file sent as a document; only its metadata (nothing is stored for download unless added)."""
+        document = {"file_id": file_id, "file_unique_id": file_id + "u", "file_name": f"{file_id}.bin",
+                    "mime_type": mime_type, "file_size": file_size}  # fmt: skip
+        return self.push_update({"message": self.message(chat_id, None, document=document, **kw)})
 
     def send_text(self, chat_id: int, text: str, **kw: Any) -> int:
         """Deliver a text message to the bot; returns the update id."""
