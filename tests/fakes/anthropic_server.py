@@ -161,7 +161,7 @@ class FakeAnthropic(FakeHTTPServer):
     def fail(self, status: int = 500, message: str = "fake failure", type: str = "api_error") -> None:  # noqa: A002
         self.reply(Error(status, type, message))
 
-    def wait_requests(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_requests(self, n: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         with self._cond:
             while len(self.requests) < n:

@@ -369,7 +369,8 @@ class FakeTelegram(FakeHTTPServer):
         return [(c.filenames.get("document", ""), c.files.get("document", b""))
                 for c in self.calls_of("sendDocument", chat_id) if not c.params.get("_failed")]  # fmt: skip
 
-    def wait_for(self, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -401,11 +402,11 @@ class FakeTelegram(FakeHTTPServer):
             offsets = [c.params.get("offset") for c in self.calls_of("getUpdates")]
             raise AssertionError(f"the bot did not fetch update {last}; getUpdates offsets: {offsets}") from None
 
-    def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
+    def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 60.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return what the user saw of each."""
         return self.wait_for(lambda: (s := self.visible(chat_id)) and len(s) >= n and s, timeout)
 
-    def wait_sent(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
+    def wait_sent(self, chat_id: int, n: int = 1, timeout: float = 60.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return all sent there."""
         return self.wait_for(lambda: (s := self.sent(chat_id)) and len(s) >= n and s, timeout)
 
