@@ -426,6 +426,8 @@ class ChatSession:
             self.out.write(answer.text)
             self._midline = not answer.text.endswith("\n")
         self._end_line()
+        if not answer.saved:
+            self.error(bot_text("error.not_saved", self.lang))
         if self.interactive:
             self.out.write("\n")
         self.out.flush()

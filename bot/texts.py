@@ -42,6 +42,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
     },
+    "error.not_saved": {
+        "ko": "⚠️ 답은 드렸지만 저장하지 못했어요 (서버의 저장 공간이 가득 찼거나 쓸 수 없어요). "
+        "그래서 이 대화는 기억하지 못해요. 봇 관리자에게 알려 주세요.",
+        "en": "⚠️ This answer could not be saved (the server's storage is full or not writable), "
+        "so I won't remember this exchange. Please tell the bot's admin.",
+    },
     "not_allowed": {
         "ko": "🔒 이 봇은 허용된 사용자만 쓸 수 있어요.\n당신의 텔레그램 사용자 ID: {user_id}\n"
         "봇 관리자에게 이 번호를 .env 의 ALLOWED_USERS 에 추가해 달라고 하세요.",

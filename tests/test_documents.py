@@ -120,7 +120,8 @@ def test_the_fake_api_answers_413_over_32_mb_and_accepts_a_20_mb_pdf_request(fak
         source = {"type": "base64", "media_type": "application/pdf", "data": data}
         content = [{"type": "document", "source": source}, {"type": "text", "text": "요약"}]
         body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}
-        return httpx.post(f"{fake_anthropic.url}/v1/messages", json=body, headers={"x-api-key": "sk-ant-test"}, timeout=60)
+        headers = {"x-api-key": "sk-ant-test"}
+        return httpx.post(f"{fake_anthropic.url}/v1/messages", json=body, headers=headers, timeout=60)
 
     too_big = post("A" * (33 * 1024 * 1024))
     assert too_big.status_code == 413

@@ -35,6 +35,7 @@ from bot.tg.stream import ReplyStream
 log = logging.getLogger(__name__)
 
 TYPING_EVERY = 4.0  # seconds; Telegram shows "typing…" for about 5 s
+FORWARDED = "[전달된 메시지 / Forwarded message]"
 
 
 @dataclass
@@ -115,6 +116,9 @@ async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | 
     message = update.effective_message
     if message is None:
         return None
+    if message.from_user is not None and message.from_user.is_bot:
+        log.info("chat %s: ignored a message from another bot", message.chat.id)  # never two bots in a loop
+        return None
     text = message.text if message.text is not None else message.caption or ""
     if is_group(message.chat):
         username, bot_id = context.bot.username, context.bot.id
@@ -141,6 +145,9 @@ def question_for(
         extra.update(thread_meta(message))
     if reference is not None:
         extra["reply_to"] = reference.meta()
+    if message is not None and message.forward_origin is not None:
+        text = f"{FORWARDED} {text}"  # someone else's words, passed on: Claude should know
+        extra["forwarded"] = True
     if message is not None and is_group(message.chat) and user is not None:
         name = user.first_name or str(user.id)
         said = with_reference(f"{name}: {text}", reference)
@@ -180,6 +187,8 @@ async def respond(
                 await stream.cancel()
                 raise
             await stream.finish(answer.text)
+            if not answer.saved:
+                await send_plain(context.bot, target, t("error.not_saved", lang))
         finally:
             if stream.drafts_refused:
                 svc.no_drafts.add(chat.id)

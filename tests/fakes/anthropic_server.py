@@ -41,6 +41,8 @@ class Text:
     delay: float = 0.0  # seconds before the reply starts
     chunk_delay: float = 0.0  # seconds between streamed chunks
     usage: dict[str, int] = field(default_factory=dict)
+    gate: threading.Event | None = None  # streaming holds before chunk ``gate_after`` until the test sets it
+    gate_after: int = 0
 
 
 @dataclass
@@ -204,7 +206,7 @@ class FakeAnthropic(FakeHTTPServer):
     def fail(self, status: int = 500, message: str = "fake failure", type: str = "api_error") -> None:  # noqa: A002
         self.reply(Error(status, type, message))
 
-    def wait_requests(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_requests(self, n: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         with self._cond:
             while len(self.requests) < n:
@@ -328,6 +330,7 @@ class FakeAnthropic(FakeHTTPServer):
 
         start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
         chunk_delay = getattr(item, "chunk_delay", 0.0)
+        gate = getattr(item, "gate", None)
         try:
             event("message_start", {"type": "message_start", "message": start})
             for index, block in enumerate(message["content"]):
@@ -338,7 +341,9 @@ class FakeAnthropic(FakeHTTPServer):
                     first = {**block, "input": {}}
                     kind, key, payload = "input_json_delta", "partial_json", json.dumps(block["input"])
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
-                for i in range(0, len(payload), item.chunk):
+                for n, i in enumerate(range(0, len(payload), item.chunk)):
+                    if gate is not None and n == item.gate_after:  # type: ignore[union-attr]
+                        gate.wait(120)
                     if chunk_delay:
                         time.sleep(chunk_delay)
                     event(
