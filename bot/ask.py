@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,7 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     tool_rounds: int = 0
     tool_calls: tuple[str, ...] = ()  # names of the tools that ran, in order
+    saved: bool = True  # False: the turn could not be written (disk full, read-only); the user must be told
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,18 @@ class Question:
     attachments: tuple[dict[str, Any], ...] = ()  # API content blocks sent with it, never stored
     meta: Mapping[str, Any] = field(default_factory=dict)  # extra fields stored with the user turn
     user_id: int | None = None  # who asks (for cost accounting; not stored unless in meta)
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates (invalid Unicode a client may send) replaced by U+FFFD.
+
+    Neither the API (JSON in UTF-8) nor the transcript can carry them.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def utc_now() -> datetime:
@@ -317,18 +330,24 @@ class Assistant:
                     question = await restore(question)
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
             turns = complete_turns(drop_superseded(await asyncio.to_thread(self._tail, chat_id)))
-            if not turns:
+            # a delivered reminder is recorded as a turn ("reminder": id) that nobody asked: skip it
+            asked = [i for i, turn in enumerate(turns) if "reminder" not in turn[0]]
+            if not asked:
                 raise NothingToRetry
-            last = turns[-1][0]
+            last = turns[asked[-1]][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry", OFFSET)}
             q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
             if restore is not None:
                 q = await restore(q)
-            return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=True)
+            # the new answer replaces the old one only when that was the last turn
+            replaces = asked[-1] == len(turns) - 1
+            return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=replaces)
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()
         started = time.monotonic()
+        if valid_text(q.text) != q.text:
+            q = replace(q, text=valid_text(q.text))
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             turn, answer = await self._run_tools_loop(chat_id, q, system, messages, offset, asked_at, on_text)
@@ -346,7 +365,12 @@ class Assistant:
         if not is_complete(stored):  # never store what could not be sent back
             raise RuntimeError(f"chat {chat_id}: refusing to store an incomplete turn")
         # one append of the whole turn, fsynced before the reply is shown
-        await _finish_despite_cancel(asyncio.to_thread(self._store_turn, chat_id, stored))
+        try:
+            await _finish_despite_cancel(asyncio.to_thread(self._store_turn, chat_id, stored))
+        except OSError as e:  # disk full, read-only, no permission: the answer is shown, and said unsaved
+            log.error("chat %s: the answer could not be saved: %s", chat_id, e)
+            self._failed.pop(str(chat_id), None)
+            return replace(answer, saved=False)
         self._failed.pop(str(chat_id), None)
         log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
                  outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
@@ -354,7 +378,10 @@ class Assistant:
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
         self.transcript.append(chat_id, stored)
-        self.pending.clear(chat_id)
+        try:
+            self.pending.clear(chat_id)
+        except OSError as e:  # the turn is stored; a stale pending question only matters to /retry
+            log.warning("chat %s: could not remove the pending question: %s", chat_id, e)
 
     def _save_pending(self, chat_id: ChatId, q: Question, retry: bool, at: datetime) -> None:
         try:

@@ -31,11 +31,14 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import ModelError, TextCallback
+from bot.reminder_commands import pending_lines, reminders_text
 from bot.search_commands import search_text
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
+from bot.tools.reminders import is_telegram_chat
 from memory.content import display_text
 from memory.files import ensure_private_dir
+from memory.reminders import ReminderFileError, ReminderStore
 from memory.transcript import InvalidChatId, check_chat_id
 
 if TYPE_CHECKING:
@@ -50,7 +53,8 @@ HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0
 HISTORY_LENGTH = 1000
 PROMPT = "> "
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reset", "/retry", "/quit",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/reset",
+    "/retry", "/quit",
 )  # fmt: skip
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
@@ -82,6 +86,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /memory    기억하고 있는 사실 보기 (새 대화를 시작해도 남아요)\n"
         "  /remember <내용>   사실 하나 기억시키기\n"
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
+        "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
@@ -94,6 +99,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /memory    show the facts remembered about you (kept across /reset)\n"
         "  /remember <text>   make the assistant remember a fact\n"
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
+        "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
@@ -131,6 +137,15 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
     },
     "bye": {"ko": "안녕히 가세요.", "en": "Bye."},
+    # -- reminders (set here, delivered by the Telegram bot) --
+    "banner.reminders": {
+        "ko": "⏰ 예정된 알림 {n}개 (텔레그램 봇이 보내요):",
+        "en": "⏰ {n} pending reminders (the Telegram bot delivers them):",
+    },
+    "reminders.none_here": {
+        "ko": "이 대화는 텔레그램 채팅이 아니라서 알림이 없어요. 알림은 --chat <텔레그램 채팅 ID> 로 맞춰요.",
+        "en": "This conversation is not a Telegram chat, so it has no reminders; use --chat <Telegram chat id>.",
+    },
 }
 
 
@@ -175,8 +190,10 @@ class ChatSession:
         lang: str = "ko",
         interactive: bool = False,
         catch_sigint: bool = False,
+        reminders: ReminderStore | None = None,
     ) -> None:
         self.assistant = assistant
+        self.reminders = reminders
         self.chat_id = check_chat_id(chat_id)
         self.out = out
         self.err = err if err is not None else out
@@ -230,7 +247,20 @@ class ChatSession:
         self.say(text("banner.continue", self.lang, n=n) if n or summarized else text("banner.new", self.lang))
         if summarized:
             self.say(text("banner.summary", self.lang))
+        self.show_pending_reminders()
         self.say(text("banner.help", self.lang))
+
+    def show_pending_reminders(self) -> None:
+        """At start: the chat's pending reminders (the Telegram bot delivers them)."""
+        if self.reminders is None:
+            return
+        try:
+            lines = pending_lines(self.reminders, self.chat_id, self.lang, self.assistant.timezone)
+        except ReminderFileError as e:
+            log.warning("reminders: %s", e)
+            return
+        if lines:
+            self.say("\n".join([text("banner.reminders", self.lang, n=len(lines)), *(f"  {x}" for x in lines)]))
 
     def goodbye(self, *, after_prompt: bool = False) -> None:
         if self.interactive:
@@ -294,6 +324,8 @@ class ChatSession:
         elif command == "/search":
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await asyncio.to_thread(search_text, self.assistant, self.chat_id, argument, self.lang))
+        elif command == "/reminders":
+            await self.reminders_command(line.split(maxsplit=1)[1] if " " in line else "")
         elif command in ("/memory", "/remember", "/forget"):
             await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
         elif command == "/reset":
@@ -343,6 +375,14 @@ class ChatSession:
         run["/forget"] = lambda: forget_text(self.assistant, self.chat_id, argument, self.lang)
         self.say(await asyncio.to_thread(run[command]))
 
+    async def reminders_command(self, argument: str) -> None:
+        """/reminders [cancel <id>] — the same texts as in Telegram."""
+        if self.reminders is None or not is_telegram_chat(self.chat_id):
+            self.error(text("reminders.none_here", self.lang))
+            return
+        store, tz = self.reminders, self.assistant.timezone
+        self.say(await asyncio.to_thread(reminders_text, store, self.chat_id, argument, self.lang, tz))
+
     def show_history(self) -> None:
         messages = self.assistant.history(self.chat_id)
         if not messages:
@@ -389,6 +429,8 @@ class ChatSession:
             self.out.write(answer.text)
             self._midline = not answer.text.endswith("\n")
         self._end_line()
+        if not answer.saved:
+            self.error(bot_text("error.not_saved", self.lang))
         if self.interactive:
             self.out.write("\n")
         self.out.flush()
@@ -502,7 +544,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reset /retry /quit "
+        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /reset /retry "
+        "/quit "
         "(also Ctrl-D, "
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
@@ -564,10 +607,13 @@ def main(argv: list[str] | None = None) -> int:
 
     # the owner at the keyboard: usage recorded (as "terminal"), never limited
     ledger = UsageLedger(settings.data_dir)
-    assistant = make_assistant(settings, on_spend=Limits(ledger, timezone=settings.timezone).record)
+    reminders = ReminderStore(settings.data_dir)
+    assistant = make_assistant(
+        settings, reminders=reminders, on_spend=Limits(ledger, timezone=settings.timezone).record
+    )
     prewarm()  # the SDK is imported while the user types the first question
     try:
-        return _run_session(assistant, chat_id, settings)
+        return _run_session(assistant, chat_id, settings, reminders)
     finally:
         try:
             ledger.close()
@@ -575,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
 
 
-def _run_session(assistant: Assistant, chat_id: str, settings: Settings) -> int:
+def _run_session(assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore) -> int:
     interactive = sys.stdin.isatty()
     session = ChatSession(
         assistant,
@@ -585,6 +631,7 @@ def _run_session(assistant: Assistant, chat_id: str, settings: Settings) -> int:
         lang=env_lang(),
         interactive=interactive,
         catch_sigint=True,
+        reminders=reminders,
     )
     if not interactive:
         return session.run(stream_reader(sys.stdin))

@@ -42,6 +42,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
     },
+    "error.not_saved": {
+        "ko": "⚠️ 답은 드렸지만 저장하지 못했어요 (서버의 저장 공간이 가득 찼거나 쓸 수 없어요). "
+        "그래서 이 대화는 기억하지 못해요. 봇 관리자에게 알려 주세요.",
+        "en": "⚠️ This answer could not be saved (the server's storage is full or not writable), "
+        "so I won't remember this exchange. Please tell the bot's admin.",
+    },
     "not_allowed": {
         "ko": "🔒 이 봇은 비공개예요.\n당신의 텔레그램 사용자 ID: {user_id}\n"
         "쓰고 싶다면 이 번호를 봇 주인에게 보내 주세요.",
@@ -55,8 +61,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "If the bot's owner sends /allow in this group, everyone here can use it.",
     },
     "text_only": {
-        "ko": "지금은 글(텍스트)과 사진만 이해할 수 있어요. 내용을 글로 보내 주세요.",
-        "en": "I can only read text and photos for now. Please send it as text.",
+        "ko": "지금은 글(텍스트), 사진, PDF와 텍스트 파일만 이해할 수 있어요. 내용을 글로 보내 주세요.",
+        "en": "I can only read text, photos, PDFs and text files for now. Please send it as text.",
     },
     # -- access: pairing, the owner's commands, groups (bot/tg/access.py) --
     "pair.done": {
@@ -170,6 +176,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>사실</b>: 이름, 생일, 알레르기처럼 오래 갈 내용은 따로 기억해 두고, 새 대화를 시작해도 잊지 않아요.\n"
         "<b>회상</b>: 몇 달 전 대화나 새로 시작하기 전의 대화도 질문과 관련 있으면 찾아서 함께 봐요.\n"
         "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
+        "<b>문서</b>: PDF나 텍스트·코드 파일을 보내면 읽어요. 질문은 파일 설명(캡션)에 적어 주세요.\n"
+        "<b>답장</b>: 어떤 메시지에 답장하거나 일부를 인용하면 그 내용을 함께 봐요.\n"
+        "<b>알림</b>: \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 그때 ⏰ 로 알려 드려요.\n"
         "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
         "<b>명령어</b>\n"
         "/history — 다음 메시지와 함께 보낼 최근 대화\n"
@@ -180,6 +189,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "/forget &lt;번호&gt; — 사실 잊게 하기 (/forget all: 모두)\n"
         "/reset — 새 대화 시작 (이전 대화는 보관돼요, 지우지 않아요)\n"
         "/retry — 마지막 질문 다시 묻기\n"
+        "/reminders — 예정된 알림 (취소: /reminders cancel &lt;번호&gt;)\n"
         "/stats — 저장된 메시지, 사용한 토큰과 예상 비용\n"
         "/export — 대화 기록을 파일(.jsonl)로 받기\n"
         "/help — 이 도움말",
@@ -192,6 +202,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>Recall</b>: conversations from months ago, even before a /reset, are searched and brought back "
         "when they matter to your question.\n"
         "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
+        "<b>Documents</b>: send a PDF or a text or code file and I'll read it; put your question in the caption.\n"
+        "<b>Replies</b>: reply to a message (or quote part of it) and I'll see what you are answering.\n"
+        "<b>Reminders</b>: say \"remind me tomorrow at 9 to take my pills\" and I'll send you a ⏰ then.\n"
         "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
         "<b>Commands</b>\n"
         "/history — the recent messages sent along with your next one\n"
@@ -202,6 +215,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "/forget &lt;number&gt; — make me forget a fact (/forget all: every one)\n"
         "/reset — start a fresh conversation (the old one is archived, not deleted)\n"
         "/retry — ask the last question again\n"
+        "/reminders — pending reminders (cancel: /reminders cancel &lt;number&gt;)\n"
         "/stats — messages stored, tokens used and estimated cost\n"
         "/export — get the conversation as a .jsonl file\n"
         "/help — this help",
@@ -354,9 +368,76 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "I couldn't download the photo. Please send it again.",
     },
     "document.unsupported": {
-        "ko": "아직 파일은 읽을 수 없어요 (사진은 돼요). 내용을 글로 보내 주세요.",
-        "en": "I can't read files yet (photos work). Please send the content as text.",
+        "ko": "이 형식의 파일은 읽을 수 없어요. PDF(20 MB, 100쪽까지), 텍스트·코드 파일(.txt .md .csv .json .py 등, "
+        "200 KB까지), 사진(JPEG, PNG, GIF, WebP)을 읽을 수 있어요.",
+        "en": "I can't read this kind of file. I read PDFs (up to 20 MB and 100 pages), text and code files "
+        "(.txt .md .csv .json .py …, up to 200 KB) and pictures (JPEG, PNG, GIF, WebP).",
     },
+    # -- documents (PDF and text files) --
+    "document.default_question": {
+        "ko": "이 문서를 읽고 핵심을 요약해 줘.",
+        "en": "Please read this document and summarize the key points.",
+    },
+    "document.too_big": {
+        "ko": "파일이 너무 커요 ({limit_mb} MB 까지 받을 수 있어요). 더 작은 파일로 보내 주세요.",
+        "en": "The file is too big (I can receive up to {limit_mb} MB). Please send a smaller one.",
+    },
+    "document.text_too_big": {
+        "ko": "텍스트 파일이 너무 커요 ({limit_kb} KB 까지). 필요한 부분만 보내 주세요.",
+        "en": "The text file is too big (up to {limit_kb} KB). Please send just the part that matters.",
+    },
+    "document.too_many_pages": {
+        "ko": "PDF가 너무 길어요 ({pages}쪽, {limit}쪽까지 읽을 수 있어요). 필요한 쪽만 나눠서 보내 주세요.",
+        "en": "The PDF is too long ({pages} pages; I can read up to {limit}). Please send the pages that matter.",
+    },
+    "document.encrypted": {
+        "ko": "암호가 걸린 PDF는 읽을 수 없어요. 암호를 푼 파일로 보내 주세요.",
+        "en": "I can't read password-protected (encrypted) PDFs. Please send an unlocked copy.",
+    },
+    "document.unreadable": {
+        "ko": "이 PDF를 열 수 없어요 (손상되었거나 PDF가 아니에요). 다시 저장해서 보내 주세요.",
+        "en": "I couldn't open this PDF (it is damaged or not a PDF). Please save it again and resend it.",
+    },
+    "document.not_text": {
+        "ko": "이 파일을 텍스트로 읽을 수 없어요 (UTF-8 텍스트가 아니에요). UTF-8로 저장해서 보내 주세요.",
+        "en": "I couldn't read this file as text (it is not UTF-8 text). Please save it as UTF-8 and resend it.",
+    },
+    "document.failed": {
+        "ko": "파일을 받아오지 못했어요. 다시 보내 주세요.",
+        "en": "I couldn't download the file. Please send it again.",
+    },
+    # -- reminders: delivery notes, /reminders (Telegram and terminal) --
+    "reminder.late": {
+        "ko": "⏰ {text}\n({when} 알림이에요. 그때 봇이 꺼져 있어서 지금 보내요.)",
+        "en": "⏰ {text}\n(This reminder was due {when}; the bot was offline then.)",
+    },
+    "reminder.interrupted": {
+        "ko": "⏰ {text}\n(전송 중 중단되었을 수 있는 알림이에요 · {when}. 이미 받으셨다면 무시해 주세요.)",
+        "en": "⏰ {text}\n(Sending this reminder ({when}) may have been interrupted; ignore it if you already got it.)",
+    },
+    "reminders.empty": {
+        "ko": "⏰ 예정된 알림이 없어요. \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 맞춰 둘게요.",
+        "en": "⏰ No reminders pending. Say something like \"remind me tomorrow at 9 to take my pills\".",
+    },
+    "reminders.header": {"ko": "⏰ 예정된 알림 {n}개 ({zone}):", "en": "⏰ {n} pending reminders ({zone}):"},
+    "reminders.footer": {"ko": "취소: /reminders cancel <번호>", "en": "Cancel one: /reminders cancel <number>"},
+    "reminders.usage": {
+        "ko": "/reminders 로 예정된 알림을 보고, /reminders cancel <번호> 로 취소해요.",
+        "en": "/reminders lists the pending reminders; /reminders cancel <number> cancels one.",
+    },
+    "reminders.cancelled": {
+        "ko": "🗑 알림 #{id}을 취소했어요 ({when}): {text}",
+        "en": "🗑 Cancelled reminder #{id} ({when}): {text}",
+    },
+    "reminders.unknown": {
+        "ko": "예정된 알림 #{id}이 없어요. /reminders 로 목록을 보세요.",
+        "en": "There is no pending reminder #{id}. /reminders lists them.",
+    },
+    "reminders.unreadable": {
+        "ko": "알림 파일을 읽을 수 없어서 바꾸지 않았어요. 서버 관리자에게 알려 주세요.",
+        "en": "The reminders file is unreadable, so nothing was changed. Please tell the bot's admin.",
+    },
+    "cmd.reminders": {"ko": "예정된 알림 보기·취소", "en": "Pending reminders (list, cancel)"},
 }
 
 

@@ -7,16 +7,25 @@ from bot.claude import ClaudeModel
 from bot.config import Settings
 from bot.model import Usage
 from bot.summarizer import Summarizer
+from bot.tools.reminders import MayCreate, reminder_tools
 from memory.recall import RecallIndex
+from memory.reminders import ReminderStore
 from memory.summary import Budget
 from memory.transcript import Transcript
 
 
-def make_assistant(settings: Settings, *, on_spend: SpendSink | None = None) -> Assistant:
+def make_assistant(
+    settings: Settings,
+    *,
+    on_spend: SpendSink | None = None,
+    reminders: ReminderStore | None = None,
+    may_remind: MayCreate | None = None,
+) -> Assistant:
     """The assistant with the real Claude client and the file memory under DATA_DIR.
 
     ``on_spend`` receives the usage of every model call (answers, tool rounds, summaries)
-    with the user who caused it.
+    with the user who caused it. ``reminders`` is the store of the reminder tools (default:
+    DATA_DIR/reminders.json); ``may_remind`` may refuse new reminders (e.g. over a daily limit).
     """
     model = ClaudeModel(
         settings.anthropic_model,
@@ -48,6 +57,9 @@ def make_assistant(settings: Settings, *, on_spend: SpendSink | None = None) -> 
         on_spend=on_spend,
         recall=RecallIndex(settings.data_dir),
         recall_turns=settings.recall_turns,
+        tools=reminder_tools(
+            reminders or ReminderStore(settings.data_dir), settings.timezone, may_create=may_remind
+        ),
     )
 
     def charge(usage: Usage, model_name: str) -> None:

@@ -11,6 +11,7 @@ without holding the lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -87,7 +88,7 @@ class Transcript:
         for m in messages:
             if not _valid(m):
                 raise ValueError(f"not a storable message: {m!r}")
-        lines = [json.dumps(dict(m), ensure_ascii=False, separators=(",", ":")) + "\n" for m in messages]
+        lines = [_line(m) for m in messages]
         path = self.path(chat_id)
         ensure_private_dir(self.root)
         ensure_private_dir(self.dir)
@@ -104,8 +105,13 @@ class Transcript:
                         log.warning("transcript %s: torn last line, starting a new line", path.name)
                         prefix = b"\n"
                     data = prefix + "".join(lines).encode("utf-8")
-                    _write_all(fd, data)
-                    os.fsync(fd)
+                    try:
+                        _write_all(fd, data)
+                        os.fsync(fd)
+                    except OSError:  # disk full, read-only, …: take back what was written, then report
+                        with contextlib.suppress(OSError):
+                            os.ftruncate(fd, size)
+                        raise
             finally:
                 os.close(fd)
             if created:
@@ -203,6 +209,27 @@ class Transcript:
                 return target
         finally:
             os.close(fd)
+
+
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
+def _line(message: Mapping[str, Any]) -> str:
+    """One message as one JSON line of valid UTF-8.
+
+    Characters that some tools count as line breaks (U+2028, U+2029, NEL) are escaped, so every
+    line-splitting reader sees one message per line; lone surrogates (invalid text, e.g. from a
+    broken client) become U+FFFD instead of making the turn unwritable.
+    """
+    text = json.dumps(dict(message), ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in _LINE_BREAKS.items():
+        if raw in text:
+            text = text.replace(raw, escaped)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text + "\n"
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -92,7 +92,15 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
 class BotProcess:
     """The real ``python -m bot`` in a subprocess, pointed at the fake servers."""
 
-    def __init__(self, env: dict[str, str], cwd: Path, log_path: Path, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        cwd: Path,
+        log_path: Path,
+        args: tuple[str, ...] = (),
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
+        self.preexec = preexec  # run in the child before the bot starts (e.g. a resource limit)
         self.env = env
         self.cwd = cwd
         self.log_path = log_path
@@ -107,6 +115,7 @@ class BotProcess:
             env=self.env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=self.preexec,
         )
         return self
 
@@ -124,6 +133,16 @@ class BotProcess:
         finally:
             self._log.close()
         return rc
+
+    def settle(self, telegram: FakeTelegram, timeout: float = 30.0) -> int:
+        """Stop the bot once it fetched every update pushed so far; returns the exit code.
+
+        A stopped bot has finished handling all of them (PTB processes every fetched update
+        before it exits), so what it did not do by then, it never does: tests assert
+        "nothing else happened" after this, without sleeping.
+        """
+        telegram.wait_fetched(timeout=timeout)
+        return self.stop(timeout)
 
     @property
     def log(self) -> str:
@@ -165,15 +184,15 @@ def bot_env(
 
 @pytest.fixture
 def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegram) -> Iterator:
-    """start_bot(**env_overrides) -> a started, polling BotProcess. All are stopped at the end."""
+    """start_bot(*args, preexec=None, **env_overrides) -> a started, polling BotProcess. All are stopped at the end."""
     procs: list[BotProcess] = []
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
 
-    def start(*args: str, **overrides: str) -> BotProcess:
+    def start(*args: str, preexec: Callable[[], None] | None = None, **overrides: str) -> BotProcess:
         env = {**bot_env, **overrides}
         before = len(fake_telegram.calls_of("getUpdates"))
-        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args).start()
+        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args, preexec).start()
         procs.append(p)
         fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("getUpdates")) > before, timeout=30)
         return p

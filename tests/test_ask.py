@@ -1,4 +1,5 @@
 import asyncio
+import threading
 
 import pytest
 
@@ -51,9 +52,11 @@ async def test_time_line_is_computed_for_every_request(assistant: Assistant, fak
     second = fake_model.calls[-1].system
     assert first[-1]["text"] == "지금은 2026년 11월 29일 (일) 23:05 (한국 시각)이다."
     assert second[-1]["text"] == "지금은 2026년 11월 30일 (월) 01:47 (한국 시각)이다."
-    # the clock line is never inside the cached part of the prompt
-    assert "cache_control" not in second[-1]
-    assert all("지금은" not in b["text"] for b in second if "cache_control" in b)
+    # the clock line comes after the last cache breakpoint, so no cached prefix contains it
+    marked = [i for i, b in enumerate(second) if "cache_control" in b]
+    clock_at = next(i for i, b in enumerate(second) if b["text"].startswith("지금은"))
+    assert marked and max(marked) < clock_at
+    assert first[:clock_at] == second[:clock_at]  # the cached prefix did not change with the clock
 
 
 def test_time_line_other_zone(clock):
@@ -77,12 +80,17 @@ async def test_chats_are_separate(assistant: Assistant, fake_model: FakeModel):
 async def test_one_chat_is_serialised_and_turns_never_interleave(
     assistant: Assistant, transcript: Transcript, fake_model: FakeModel
 ):
-    fake_model.delay = 0.01
+    # every question of chat 1 must be sent with all the turns answered before it: with turns
+    # running at once (a new lock per call), two questions would be sent with the same history
+    fake_model.delay = 0.001
     await asyncio.gather(*(assistant.ask(1, f"q{i}") for i in range(10)), *(assistant.ask(2, "x") for _ in range(3)))
-    stored = [e.data for e in transcript.read(1)]
-    assert len(stored) == 20
-    for user, answer in zip(stored[::2], stored[1::2], strict=True):
-        assert user["role"] == "user" and answer["content"] == f"echo: {user['content']}"
+    sent = [c.messages for c in fake_model.calls if c.last_user_text.startswith("q")]
+    assert [len(m) for m in sent] == [1 + 2 * i for i in range(10)]
+    for messages in sent:  # each history is the earlier turns, whole and in order
+        questions = [m["content"] for m in messages[::2]]
+        assert [m["content"] for m in messages[1::2]] == [f"echo: {q}" for q in questions[:-1]]
+    stored = [e.data["content"] for e in transcript.read(1)]
+    assert stored == [x for m in sent[-1][::2] for x in (m["content"], f"echo: {m['content']}")]
 
 
 async def test_attachments_are_sent_but_not_stored(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
@@ -132,11 +140,21 @@ async def test_reset_archives_and_starts_fresh(assistant: Assistant, transcript:
     assert fake_model.calls[-1].messages == [{"role": "user", "content": "new"}]
 
 
-async def test_stats_counts_messages_and_tokens(assistant: Assistant, fake_model: FakeModel):
-    await assistant.ask(1, "q1")
-    await assistant.ask(1, "q2")
+async def test_stats_counts_messages_and_tokens(assistant: Assistant, transcript: Transcript):
+    first = await assistant.ask(1, "q1")
+    second = await assistant.ask(1, "q2 is a longer question")
     s = assistant.stats(1)
-    assert s["messages"] == 4 and s["input"] > 0 and s["output"] > 0
+    usages = [first.usage, second.usage]
+    assert usages[0] != usages[1]  # the totals below are sums, not one answer's count
+    assert s["messages"] == 4
+    assert s["input"] == sum(u.input_tokens for u in usages)
+    assert s["output"] == sum(u.output_tokens for u in usages)
+    # cache reads and writes recorded with an answer (e.g. by the real API) are added up too
+    transcript.append(1, [{"role": "user", "content": "q3"}, {"role": "assistant", "content": "a3",
+                          "usage": {"input": 5, "output": 2, "cache_read": 30, "cache_write": 7}}])  # fmt: skip
+    s2 = assistant.stats(1)
+    assert (s2["messages"], s2["input"], s2["output"]) == (6, s["input"] + 5, s["output"] + 2)
+    assert (s2["cache_read"], s2["cache_write"]) == (30, 7)
 
 
 async def test_a_failed_retry_still_replaces_the_old_answer(
@@ -172,24 +190,20 @@ async def test_retry_restore_adds_back_what_was_not_stored(assistant: Assistant,
 async def test_cancelling_while_the_turn_is_stored_returns_the_stored_answer(
     assistant: Assistant, transcript: Transcript, fake_model: FakeModel, monkeypatch
 ):
-    started = asyncio.Event()
+    entered, release = threading.Event(), threading.Event()
     real_append = transcript.append
 
-    def slow_append(chat_id, messages):
-        import time
-
-        asyncio.run_coroutine_threadsafe(_set(started), loop)
-        time.sleep(0.3)
+    def held_append(chat_id, messages):
+        entered.set()
+        release.wait(60)  # until the ask() below was cancelled
         return real_append(chat_id, messages)
 
-    async def _set(event):
-        event.set()
-
-    loop = asyncio.get_running_loop()
-    monkeypatch.setattr(transcript, "append", slow_append)
+    monkeypatch.setattr(transcript, "append", held_append)
     task = asyncio.create_task(assistant.ask(1, "질문"))
-    await started.wait()
+    await asyncio.to_thread(entered.wait, 60)
     task.cancel()
+    await asyncio.sleep(0)  # the cancellation reaches the task while the append is still held
+    release.set()
     answer = await task  # not cancelled: the answer was complete and is stored
-    assert answer.text == "echo: 질문"
+    assert answer.text == "echo: 질문" and not task.cancelled()
     assert [e.data["content"] for e in transcript.read(1)] == ["질문", "echo: 질문"]

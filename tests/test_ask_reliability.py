@@ -7,7 +7,7 @@ import pytest
 
 from bot.ask import Assistant, NothingToRetry
 from bot.locks import ChatLocks
-from bot.model import FakeModel, ModelError, Reply
+from bot.model import FakeModel, ModelError
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate
 
@@ -87,8 +87,7 @@ async def test_cancelled_twice_while_the_turn_is_stored_returns_the_answer_once(
 
     monkeypatch.setattr(transcript, "append", slow_append)
     task = asyncio.create_task(assistant.ask(1, "질문"))
-    while not entered.is_set():
-        await asyncio.sleep(0.01)
+    await asyncio.to_thread(entered.wait, 60)
     task.cancel()  # Ctrl-C …
     await asyncio.sleep(0)
     task.cancel()  # … and Ctrl-C again, while the turn is still being written
@@ -136,4 +135,4 @@ async def test_retry_with_nothing_at_all(transcript: Transcript, fake_model, clo
     a = Assistant(transcript=transcript, model=fake_model, now=clock)
     with pytest.raises(NothingToRetry):
         await a.retry(1)
-    assert isinstance(Reply("x"), Reply)
+    assert fake_model.calls == []  # nothing was asked

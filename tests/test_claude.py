@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from bot.claude import ClaudeModel
-from bot.model import ModelError
+from bot.model import ModelError, Usage
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text
 
 SYSTEM = [{"type": "text", "text": "sys"}]
@@ -23,7 +23,8 @@ def model_for(server: FakeAnthropic, **kw) -> ClaudeModel:
 
 
 async def test_streams_text_and_reports_usage(fake_anthropic: FakeAnthropic):
-    fake_anthropic.reply(Text("가나다라마바사" * 10, chunk=7, usage={"cache_read_input_tokens": 5}))
+    usage = {"input_tokens": 321, "output_tokens": 47, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 9}
+    fake_anthropic.reply(Text("가나다라마바사" * 10, chunk=7, usage=usage))
     pieces: list[str] = []
 
     async def on_text(piece: str) -> None:
@@ -32,7 +33,7 @@ async def test_streams_text_and_reports_usage(fake_anthropic: FakeAnthropic):
     reply = await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES, on_text=on_text)
     assert reply.text == "가나다라마바사" * 10
     assert len(pieces) == 10 and "".join(pieces) == reply.text
-    assert reply.usage.output_tokens > 0 and reply.usage.cache_read_tokens == 5
+    assert reply.usage == Usage(321, 47, 5, 9)
     body = fake_anthropic.requests[-1]
     assert body["stream"] is True and body["system"] == SYSTEM and body["messages"] == MESSAGES
     assert body["model"] == "claude-test"

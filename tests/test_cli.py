@@ -5,7 +5,6 @@ import io
 import os
 import signal
 import sys
-import time
 import tomllib
 from importlib import import_module
 from pathlib import Path
@@ -267,7 +266,7 @@ class SlowModel(FakeModel):
             await on_text("부분 답…")
             os.kill(os.getpid(), signal.SIGINT)
             try:
-                await asyncio.sleep(10)
+                await asyncio.Event().wait()  # until Ctrl-C cancels the answer
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise
@@ -276,7 +275,6 @@ class SlowModel(FakeModel):
 
 def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
     model = SlowModel()
-    started = time.monotonic()
     rc, out, err = run_chat(
         Assistant(transcript=transcript, model=model),
         "느린 질문",
@@ -284,7 +282,6 @@ def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
         "/retry",
         catch_sigint=True,
     )
-    assert time.monotonic() - started < 5
     assert rc == 0 and model.cancelled == 1
     assert err.strip() == cli.text("cancelled")
     assert "부분 답…\n" in out  # the partial answer's line was ended

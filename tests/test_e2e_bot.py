@@ -4,7 +4,7 @@ import json
 import signal
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -79,15 +79,16 @@ def test_english_user_gets_english_error(start_bot, fake_telegram: FakeTelegram,
 
 
 def test_long_reply_is_split_and_arrives_whole(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
-    start_bot()
+    bot = start_bot()
     paragraphs = [(f"문단 {i}: " + "가나다라 " * 150).rstrip() for i in range(14)]
     text = "\n\n".join(paragraphs)
     assert len(text) > 10_000
     fake_anthropic.reply(Text(text, chunk=500))
     fake_telegram.send_text(CHAT, "길게 말해 줘")
-    parts = fake_telegram.wait_sent(CHAT, 3)
-    time.sleep(0.3)
+    fake_telegram.wait_for(lambda: "\n\n".join(fake_telegram.sent(CHAT)) == text)
+    assert bot.settle(fake_telegram) == 0  # nothing more is sent after the whole text
     parts = fake_telegram.sent(CHAT)
+    assert len(parts) == 3
     assert all(len(p.encode("utf-16-le")) // 2 <= 4096 for p in parts)
     assert "\n\n".join(parts) == text
 
@@ -127,9 +128,11 @@ def test_non_text_message_is_declined_politely(
 def test_chats_run_concurrently_but_one_chat_in_order(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
+    gate = threading.Event()
+
     def script(body):
         text = last_user_text(body)
-        return Text(f"re: {text}", delay=1.5 if text == "slow" else 0.05)
+        return Text(f"re: {text}", gate=gate if text == "slow" else None)  # "slow" waits until chat 2 is answered
 
     fake_anthropic.default = script
     start_bot()
@@ -138,6 +141,7 @@ def test_chats_run_concurrently_but_one_chat_in_order(
     fake_telegram.send_text(2, "fast")
     assert fake_telegram.wait_sent(2) == ["re: fast"]
     assert fake_telegram.sent(1) == []  # chat 2 was answered while chat 1 was still waiting
+    gate.set()
     assert fake_telegram.wait_sent(1) == ["re: slow"]
     for i in range(5):
         fake_telegram.send_text(3, f"m{i}")
@@ -150,12 +154,15 @@ def test_stop_signal_finishes_the_turn_in_flight(
     sig, start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     bot = start_bot()
-    fake_anthropic.reply(Text("늦은 답", delay=1.5))
+    gate = threading.Event()
+    fake_anthropic.reply(Text("늦은 답", gate=gate))  # held until the bot is stopping
     fake_telegram.send_text(CHAT, "천천히 답해")
     fake_anthropic.wait_requests(1)
-    t0 = time.monotonic()
-    assert bot.stop(sig=sig) == 0
-    assert time.monotonic() - t0 < 15
+    assert bot.proc is not None
+    bot.proc.send_signal(sig)
+    fake_telegram.wait_for(lambda: "Application is stopping" in bot.log, timeout=30)
+    gate.set()  # the answer arrives only now, while the bot is shutting down
+    assert bot.stop(sig=0) == 0  # (signal 0: nothing more is sent, only the exit awaited)
     assert fake_telegram.sent(CHAT) == ["늦은 답"]
     assert [m["content"] for m in stored(data_dir)] == ["천천히 답해", "늦은 답"]
 
@@ -178,8 +185,8 @@ def test_token_stays_out_of_logs_when_telegram_fails(start_bot, fake_telegram: F
     fake_telegram.fail_next("sendMessage", 400, "Bad Request: chat not found")
     fake_telegram.send_text(CHAT, "안녕")
     fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("sendMessage", CHAT)) >= 1)
-    time.sleep(0.5)
-    assert bot.stop() == 0
+    assert bot.settle(fake_telegram) == 0
+    assert fake_telegram.sent(CHAT) == []  # refused: delivery stopped there
     secret = fake_telegram.token.split(":")[1]
     assert "Bad Gateway" in bot.log or "502" in bot.log or "chat not found" in bot.log  # the failures were logged
     assert secret not in bot.log

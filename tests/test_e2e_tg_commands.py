@@ -1,10 +1,9 @@
 """End to end: the bot's commands, through the real ``python -m bot`` and the fake servers."""
 
 import json
-import time
 
 from tests.conftest import TEST_OWNER
-from tests.fakes.anthropic_server import Error, FakeAnthropic
+from tests.fakes.anthropic_server import Error, FakeAnthropic, Text
 from tests.fakes.telegram_server import FakeTelegram
 
 CHAT = 6161
@@ -28,14 +27,15 @@ def ask(tg: FakeTelegram, text: str, chat_id: int = CHAT, **kw) -> str:
 def test_menu_help_and_unknown_commands_in_korean_and_english(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
-    start_bot(**FAST)
+    bot = start_bot(**FAST)
     calls = fake_telegram.wait_for(lambda: len(c := fake_telegram.calls_of("setMyCommands")) >= 4 and c)
     menus = {c.params.get("language_code"): c.params["commands"] for c in calls if "scope" not in c.params}
     assert set(menus) == {None, "en"}  # Korean is the default list, English for English clients
     names = [c["command"] for c in menus[None]]
     assert names == [c["command"] for c in menus["en"]]
     assert set(names) == {
-        "help", "history", "summary", "search", "memory", "remember", "forget", "reset", "retry", "stats", "export"
+        "help", "history", "summary", "search", "memory", "remember", "forget", "reminders", "reset", "retry",
+        "stats", "export",
     }  # fmt: skip
     assert "대화" in menus[None][1]["description"] and menus["en"][1]["description"].isascii()
     # the owner's own menu adds the access commands, in their chat only
@@ -55,6 +55,7 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     assert "Unknown command" in ask(fake_telegram, "/frobnicate", language_code="en")
     fake_telegram.send_text(CHAT, "/help@some_other_bot")  # for another bot: silence
     assert "echo: 안녕" == ask(fake_telegram, "안녕")
+    assert bot.settle(fake_telegram) == 0  # every update handled: nothing came after
     assert len(fake_telegram.visible(CHAT)) == 5
     assert [r["messages"][-1]["content"] for r in fake_anthropic.requests] == ["안녕"]  # commands never reach Claude
 
@@ -65,8 +66,14 @@ def test_history_summary_stats_export_and_reset(
     start_bot(**FAST)
     assert "저장된 대화가 없어요" in ask(fake_telegram, "/history")
     assert "내보낼 대화가 없어요" in ask(fake_telegram, "/export")
+    usages = [
+        {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 890},
+        {"input_tokens": 2345, "output_tokens": 67, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 0},
+    ]
+    fake_anthropic.reply(Text("echo: 사과는 빨갛다", usage=usages[0]))
     assert ask(fake_telegram, "사과는 빨갛다") == "echo: 사과는 빨갛다"
     long_question = "바나나는 노랗다 " + "아주 " * 200
+    fake_anthropic.reply(Text(f"echo: {long_question}", usage=usages[1]))
     ask(fake_telegram, long_question)
 
     history = ask(fake_telegram, "/history").split("\n")
@@ -80,12 +87,10 @@ def test_history_summary_stats_export_and_reset(
     assert "아직 요약이 없어요" in ask(fake_telegram, "/summary")
     assert "No summary yet" in ask(fake_telegram, "/summary", language_code="en")
 
-    rows = stored(data_dir)
     stats = ask(fake_telegram, "/stats")
     assert "저장된 메시지: 4개" in stats
-    total_in = sum(r["usage"]["input"] for r in rows if r["role"] == "assistant")
-    total_out = sum(r["usage"]["output"] for r in rows if r["role"] == "assistant")
-    assert total_in > 0 and f"입력 {total_in:,}" in stats and f"출력 {total_out:,}" in stats
+    # the sums of what Claude reported for the two answers
+    assert "토큰: 입력 3,579, 출력 123, 캐시 읽기 1,007, 캐시 쓰기 890" in stats
     assert "요약: 아직 없음" in stats
 
     fake_telegram.send_text(CHAT, "/export")
@@ -110,7 +115,7 @@ def test_history_summary_stats_export_and_reset(
 def test_retry_after_a_failure_and_retry_replacing_the_last_answer(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot(**FAST)
+    bot = start_bot(**FAST)
     assert "다시 물을 질문이 없어요" in ask(fake_telegram, "/retry")
     fake_anthropic.reply(Error(500, "api_error", "boom"))
     assert ask(fake_telegram, "자전거 자물쇠 번호는 4719야").startswith("⚠️")
@@ -131,5 +136,5 @@ def test_retry_after_a_failure_and_retry_replacing_the_last_answer(
     ask(fake_telegram, "번호가 뭐였지?")
     sent = fake_anthropic.requests[-1]["messages"]
     assert [m["content"] for m in sent] == ["자전거 자물쇠 번호는 4719야", "네, 4719 기억했어요.", "번호가 뭐였지?"]
-    time.sleep(0.2)
+    assert bot.settle(fake_telegram) == 0
     assert len(fake_telegram.visible(CHAT)) == 5  # one message per answer: replaced, not duplicated

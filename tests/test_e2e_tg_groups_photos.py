@@ -3,7 +3,6 @@
 import base64
 import io
 import json
-import time
 
 from PIL import Image
 
@@ -38,7 +37,7 @@ def in_group(tg: FakeTelegram, text: str, **kw) -> dict:
 def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot(**FAST)
+    bot = start_bot(**FAST)
     in_group(fake_telegram, "다들 점심 뭐 먹어?", user_id=11, first_name="Minji")
     minji = in_group(fake_telegram, "이건 혼잣말", user_id=11, first_name="Minji")
     in_group(fake_telegram, "ㅋㅋ", user_id=12, first_name="Jisoo", reply_to=minji)  # a reply, but not to the bot
@@ -65,7 +64,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     assert [m["content"] for m in fake_anthropic.requests[1]["messages"]] == [
         "Minji: 점심 추천해 줘",
         "김치찌개 어때요?",
-        "Jisoo: 너무 더운데?",
+        "> 김치찌개 어때요?\n\nJisoo: 너무 더운데?",  # a reply carries the message it answers
     ]
 
     in_group(fake_telegram, "/help@memory_test_bot", user_id=12, language_code="en")
@@ -76,7 +75,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     in_group(fake_telegram, "@memory_test_bot", user_id=12)  # a mention with nothing to say
     fake_telegram.wait_for(lambda: len(fake_telegram.chat_view(GROUP)) == 5)
     assert "부르셨나요" in fake_telegram.chat_view(GROUP)[4]
-    time.sleep(0.3)
+    assert bot.settle(fake_telegram) == 0  # every update handled: what follows is all there is
 
     assert len(fake_anthropic.requests) == 2  # nothing else went to the model
     rows = stored(data_dir, GROUP)
@@ -89,6 +88,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     assert rows[0]["content"] == "Minji: 점심 추천해 줘"
 
     # memory stays per chat: the same user in a private chat starts with nothing
+    start_bot(**FAST)
     fake_telegram.send_text(11, "내가 뭐 물어봤지?", first_name="Minji")
     fake_telegram.wait_visible(11)
     assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "내가 뭐 물어봤지?"}]
@@ -153,8 +153,8 @@ def test_documents_are_declined_or_read_as_images(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     start_bot(**FAST)
-    pdf = {"file_id": "doc-pdf", "file_unique_id": "u1", "file_name": "a.pdf", "mime_type": "application/pdf"}
-    fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=pdf)})
+    other = {"file_id": "doc-zip", "file_unique_id": "u1", "file_name": "a.zip", "mime_type": "application/zip"}
+    fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=other)})
     assert "파일은 읽을 수 없어요" in fake_telegram.wait_visible(CHAT)[0]
     big = {
         "file_id": "doc-big",

@@ -1,7 +1,6 @@
 """ReplyStream and the final delivery, against an in-process fake of the Bot methods they call."""
 
 import asyncio
-import time
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -13,6 +12,7 @@ from bot.tg.send import Target, send_markdown
 from bot.tg.split import utf16_len
 from bot.tg.stream import ReplyStream, preview_text
 from tests.fakes.telegram_server import EntityError, parse_html
+from tests.fakes.virtual_time import run_virtual
 
 CHAT = 42
 
@@ -27,7 +27,7 @@ class FakeBot:
         self._ids = iter(range(100, 10_000))
 
     def _enter(self, method: str, **params) -> None:
-        self.calls.append((method, params, time.monotonic()))
+        self.calls.append((method, params, asyncio.get_running_loop().time()))
         queue = self.errors.get(method)
         if queue and (error := queue.pop(0)) is not None:
             raise error
@@ -77,100 +77,153 @@ class FakeBot:
         return [at for m, _, at in self.calls if m == method]
 
 
-async def feed_slowly(stream: ReplyStream, text: str, chunk: int = 5, pause: float = 0.005) -> None:
+FIRST = 0.1  # when the first piece arrives (virtual seconds)
+PAUSE = 0.27  # between two pieces: never a whole number of seconds within a test, so no ties with the 1 s throttle
+
+
+async def feed_slowly(stream: ReplyStream, text: str, chunk: int = 5, pause: float = PAUSE) -> list[tuple[float, str]]:
+    """Feed ``text`` piece by piece, ``pause`` virtual seconds apart; returns (time, text fed so far)."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(FIRST)
+    fed: list[tuple[float, str]] = []
     for i in range(0, len(text), chunk):
         await stream.feed(text[i : i + chunk])
+        fed.append((loop.time(), text[: i + chunk]))
         await asyncio.sleep(pause)
+    return fed
+
+
+def text_at(fed: list[tuple[float, str]], at: float) -> str:
+    """What had been fed by virtual time ``at``."""
+    return [text for t, text in fed if t <= at + 1e-9][-1]
+
+
+def stream_for(bot, target: Target, *, drafts: bool, interval: float = 1.0) -> ReplyStream:
+    return ReplyStream(bot, target, drafts=drafts, interval=interval, clock=asyncio.get_running_loop().time)
 
 
 ANSWER = "Here is **the answer** with `code` and more words " * 6
 
 
-async def test_private_chat_shows_throttled_drafts_then_sends_the_message():
-    bot = FakeBot()
-    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.1)
-    await feed_slowly(stream, ANSWER)  # about 0.4 s of writing
-    await stream.finish(ANSWER)
+def test_private_chat_shows_throttled_drafts_then_sends_the_message():
+    async def body():
+        bot = FakeBot()
+        stream = stream_for(bot, Target(CHAT), drafts=True)
+        fed = await feed_slowly(stream, ANSWER)  # 60 pieces over 16 virtual seconds
+        await stream.finish(ANSWER)
+        return bot, fed
+
+    bot, fed = run_virtual(body())
+    times = bot.times("draft")
+    # the first piece is shown at once, then one preview per second (the interval) while text arrives
+    assert times == pytest.approx([FIRST + n for n in range(17)])
     drafts = bot.of("draft")
-    assert 2 <= len(drafts) <= 8
     assert len({d["draft_id"] for d in drafts}) == 1
-    texts = [d["text"] for d in drafts]
-    assert all(ANSWER.startswith(t) for t in texts)  # plain text: the Markdown as written so far
-    assert len(set(texts)) == len(texts)  # never the same preview twice
-    gaps = [b - a for a, b in zip(bot.times("draft"), bot.times("draft")[1:], strict=False)]
-    assert min(gaps) >= 0.09
+    # each preview is the plain text (the Markdown as written) that had arrived by then
+    assert [d["text"] for d in drafts] == [text_at(fed, t).strip() for t in times]
+    assert drafts[-1]["text"] == ANSWER.strip()
     sends = bot.of("send")
     assert len(sends) == 1 and sends[0]["parse_mode"] == "HTML"
     assert sends[0]["text"] == render(ANSWER)
     assert bot.of("edit") == []
 
 
-async def test_identical_preview_is_not_sent_again():
-    bot = FakeBot()
-    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.02)
-    await stream.feed("Hello")
-    await asyncio.sleep(0.08)
-    await stream.feed("  \n")  # the preview (stripped) would be the same
-    await asyncio.sleep(0.08)
-    await stream.finish("Hello")
+def test_identical_preview_is_not_sent_again():
+    async def body():
+        bot = FakeBot()
+        stream = stream_for(bot, Target(CHAT), drafts=True)
+        await stream.feed("Hello")
+        await asyncio.sleep(2)
+        await stream.feed("  \n")  # the preview (stripped) would be the same
+        await asyncio.sleep(2)
+        await stream.finish("Hello")
+        return bot
+
+    bot = run_virtual(body())
     assert [d["text"] for d in bot.of("draft")] == ["Hello"]
 
 
 @pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # RetryAfter's own constructor
-async def test_retry_after_pauses_previews_until_the_delay_passed():
-    bot = FakeBot()
-    bot.errors["draft"] = [RetryAfter(timedelta(seconds=0.3))]
-    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.02)
-    await feed_slowly(stream, ANSWER, pause=0.004)  # about 0.3 s
-    await asyncio.sleep(0.35)
-    await stream.finish(ANSWER)
+def test_retry_after_pauses_previews_until_the_delay_passed():
+    async def body():
+        bot = FakeBot()
+        bot.errors["draft"] = [RetryAfter(timedelta(seconds=3))]
+        stream = stream_for(bot, Target(CHAT), drafts=True)
+        fed = await feed_slowly(stream, ANSWER)
+        await asyncio.sleep(5)
+        await stream.finish(ANSWER)
+        return bot, fed
+
+    bot, fed = run_virtual(body())
     times = bot.times("draft")
-    assert len(times) >= 2
-    assert times[1] - times[0] >= 0.29  # nothing was sent while Telegram said to wait
-    assert bot.of("draft")[-1]["text"] == ANSWER.strip()  # then the newest text was shown
+    # refused at 0.1 with "retry after 3 s": nothing until 3.1, then the throttle as usual
+    assert times == pytest.approx([FIRST, FIRST + 3, *(FIRST + n for n in range(4, 17))])
+    texts = [d["text"] for d in bot.of("draft")]
+    assert texts[1:] == [text_at(fed, t).strip() for t in times[1:]]  # the newest text each time
+    assert texts[-1] == ANSWER.strip()
     assert [s["text"] for s in bot.of("send")] == [render(ANSWER)]
 
 
-async def test_refused_drafts_fall_back_to_editing_one_message():
-    bot = FakeBot()
-    bot.errors["draft"] = [InvalidToken("Not Found")]  # what PTB raises for a 404 (no such method)
-    stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.03)
-    await feed_slowly(stream, ANSWER)
-    await stream.finish(ANSWER)
+def test_refused_drafts_fall_back_to_editing_one_message():
+    async def body():
+        bot = FakeBot()
+        bot.errors["draft"] = [InvalidToken("Not Found")]  # what PTB raises for a 404 (no such method)
+        stream = stream_for(bot, Target(CHAT), drafts=True)
+        fed = await feed_slowly(stream, ANSWER)
+        await stream.finish(ANSWER)
+        return bot, stream, fed
+
+    bot, stream, fed = run_virtual(body())
     assert stream.drafts_refused and len(bot.of("draft")) == 1
     sends, edits = bot.of("send"), bot.of("edit")
-    assert len(sends) == 1 and sends[0]["parse_mode"] is None  # the first preview
-    assert len(edits) >= 2
+    # refused at 0.1: at the next preview time a plain message is sent, then edited once a second
+    assert bot.times("send") == pytest.approx([FIRST + 1])
+    assert len(sends) == 1 and sends[0]["parse_mode"] is None and sends[0]["text"] == text_at(fed, FIRST + 1).strip()
+    assert bot.times("edit")[:-1] == pytest.approx([FIRST + n for n in range(2, 17)])
+    assert [e["text"] for e in edits[:-1]] == [text_at(fed, t).strip() for t in bot.times("edit")[:-1]]
     assert edits[-1]["parse_mode"] == "HTML" and edits[-1]["text"] == render(ANSWER)
     assert list(bot.messages.values()) == [parse_html(render(ANSWER))[0]]
 
 
-async def test_group_edits_one_message_and_sends_the_rest_of_a_long_answer():
-    bot = FakeBot()
-    target = Target(-100, reply_to=7)
-    stream = ReplyStream(bot, target, drafts=False, interval=0.05)
+def test_group_edits_one_message_and_sends_the_rest_of_a_long_answer():
     long_answer = "\n\n".join(f"**Paragraph {i}** " + "word " * 300 for i in range(5))  # > 7000 characters
-    await feed_slowly(stream, long_answer, chunk=200, pause=0.01)
-    await stream.finish(long_answer)
+
+    async def body():
+        bot = FakeBot()
+        stream = stream_for(bot, Target(-100, reply_to=7), drafts=False)
+        fed = await feed_slowly(stream, long_answer, chunk=200)
+        await stream.finish(long_answer)
+        return bot, fed
+
+    bot, fed = run_virtual(body())
     sends = bot.of("send")
     assert sends[0]["parse_mode"] is None and sends[0]["reply_parameters"].message_id == 7
     assert all(s["parse_mode"] == "HTML" for s in sends[1:]) and len(sends) >= 2
     assert all(s["reply_parameters"] is None for s in sends[1:])
     edits = bot.of("edit")
     assert edits[-1]["parse_mode"] == "HTML" and edits[-1]["message_id"] == 100
-    previews = [e["text"] for e in edits[:-1]]
+    # one preview a second: the first sent, the next ones edited in; each the newest text of its moment
+    preview_times = [bot.times("send")[0], *bot.times("edit")[:-1]]
+    assert preview_times == pytest.approx([FIRST + n for n in range(len(preview_times))])
+    assert preview_times[-1] + 1 > fed[-1][0]  # until the last piece had been shown
+    previews = [sends[0]["text"], *(e["text"] for e in edits[:-1])]
+    assert previews == [preview_text(text_at(fed, t)) for t in preview_times]
     assert all(utf16_len(p) <= 4096 for p in previews)
     assert any(p.startswith("…\n") for p in previews)  # a long preview shows the newest end
     shown = "\n\n".join(bot.messages[k] for k in sorted(bot.messages))
     assert shown.split() == parse_html(render(long_answer))[0].split()
 
 
-async def test_short_answer_in_a_group_is_one_message_without_identical_edit():
-    bot = FakeBot()
-    stream = ReplyStream(bot, Target(-100), drafts=False, interval=0.05)
-    await stream.feed("plain answer")
-    await asyncio.sleep(0.05)
-    await stream.finish("plain answer")
+def test_short_answer_in_a_group_is_one_message_without_identical_edit():
+    async def body():
+        bot = FakeBot()
+        stream = stream_for(bot, Target(-100), drafts=False)
+        await stream.feed("plain answer")
+        await asyncio.sleep(2)  # the preview was sent meanwhile
+        await stream.finish("plain answer")
+        return bot
+
+    bot = run_virtual(body())
     assert [s["text"] for s in bot.of("send")] == ["plain answer"]
     assert bot.of("edit") == []  # the preview already shows exactly the answer
 
@@ -197,13 +250,18 @@ async def test_any_failure_of_the_final_send_falls_back_to_plain_parts():
     assert shown.split().count("x") == 4500
 
 
-async def test_failure_replaces_the_group_preview_with_the_notice():
-    bot = FakeBot()
-    stream = ReplyStream(bot, Target(-100), drafts=False, interval=0.01)
-    await stream.feed("partial answ")
-    await asyncio.sleep(0.05)
-    await stream.fail("⚠️ failed")
-    assert list(bot.messages.values()) == ["⚠️ failed"]
+def test_failure_replaces_the_group_preview_with_the_notice():
+    async def body():
+        bot = FakeBot()
+        stream = stream_for(bot, Target(-100), drafts=False)
+        await stream.feed("partial answ")
+        await asyncio.sleep(2)  # the preview was sent meanwhile
+        assert list(bot.messages.values()) == ["partial answ"]
+        await stream.fail("⚠️ failed")
+        return bot
+
+    bot = run_virtual(body())
+    assert list(bot.messages.values()) == ["⚠️ failed"] and len(bot.of("send")) == 1
 
 
 async def test_failure_in_private_chat_sends_the_notice():
@@ -224,17 +282,19 @@ def test_preview_text_fits_one_message(n):
         assert shown.startswith("…\n") and text.rstrip().endswith(shown[2:].rstrip())
 
 
-async def test_typing_is_kept_alive_until_the_block_ends():
+def test_typing_is_kept_alive_until_the_block_ends():
     from bot.tg.handlers import typing
 
     actions: list[float] = []
 
     class Bot:
         async def send_chat_action(self, chat_id, action, message_thread_id=None):
-            actions.append(time.monotonic())
+            actions.append(asyncio.get_running_loop().time())
 
-    async with typing(SimpleNamespace(bot=Bot()), CHAT, every=0.05):
-        await asyncio.sleep(0.23)
-    count = len(actions)
-    await asyncio.sleep(0.1)
-    assert 4 <= count <= 6 and len(actions) == count  # every 0.05 s, and stopped with the block
+    async def body():
+        async with typing(SimpleNamespace(bot=Bot()), CHAT, every=4):
+            await asyncio.sleep(10)
+        await asyncio.sleep(10)  # nothing more after the block
+
+    run_virtual(body())
+    assert actions == [0, 4, 8]  # at once, then every 4 s while the block ran

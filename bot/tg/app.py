@@ -17,9 +17,10 @@ from bot.ask import Assistant
 from bot.claude import prewarm
 from bot.config import Settings
 from bot.tg import access as tg_access
-from bot.tg import commands, handlers
+from bot.tg import commands, handlers, reminders
 from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
+from memory.reminders import ReminderStore
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +36,15 @@ def file_base_url(base_url: str) -> str:
 def build_application(
     settings: Settings,
     assistant: Assistant,
+    store: ReminderStore | None = None,
     *,
     get_updates_request: BaseRequest | None = None,
     now: Callable[[], datetime] = tg_access.utc_now,
 ) -> Application:
     """The PTB application with all handlers registered; nothing runs yet.
 
+    ``store`` holds the reminders to deliver: pass the one the assistant's reminder tools use, so a
+    reminder set here is scheduled at once (others are found by a rescan of the file).
     Loads access.json and the usage ledger (ConfigError when access.json is unusable); the
     assistant's model calls are charged to their users there. ``now`` is the clock of the
     daily limits (tests move it).
@@ -93,6 +97,7 @@ def build_application(
         (("forget",), commands.forget_command),
         (("reset",), commands.reset_command),
         (("retry",), commands.retry_command),
+        (("reminders",), reminders.reminders_command),
         (("stats",), commands.stats_command),
         (("export",), commands.export_command),
         (("allow",), tg_access.allow_command),
@@ -106,6 +111,7 @@ def build_application(
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
     app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)
+    reminders.install(app, assistant, store or ReminderStore(settings.data_dir), settings.timezone)
     return app
 
 
@@ -122,7 +128,10 @@ def run(settings: Settings) -> None:
     polling_request = None
     if beat is not None and not settings.webhook_url:
         polling_request = heartbeat.PollingHeartbeatRequest(beat)
-    app = build_application(settings, make_assistant(settings), get_updates_request=polling_request)
+    store = ReminderStore(settings.data_dir)
+    app = build_application(
+        settings, make_assistant(settings, reminders=store), store, get_updates_request=polling_request
+    )
     if not settings.webhook_url:
         log.info("starting long polling (data in %s)", settings.data_dir.resolve())
         app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)

@@ -25,7 +25,7 @@ from bot.model import TextCallback
 from bot.search_commands import search_text
 from bot.texts import t
 from bot.tg import access as tg_access
-from bot.tg import photos
+from bot.tg import documents, photos
 from bot.tg.groups import is_group
 from bot.tg.handlers import admitted, check_allowed, lang_for, reply, respond, services, target_for
 from bot.tg.render import Part, escape, html_to_text
@@ -35,7 +35,8 @@ from memory.content import display_text
 log = logging.getLogger(__name__)
 
 MENU = (
-    "help", "history", "summary", "search", "memory", "remember", "forget", "reset", "retry", "stats", "export",
+    "help", "history", "summary", "search", "memory", "remember", "forget", "reminders", "reset", "retry", "stats",
+    "export",
 )  # in Telegram's menu, in this order  # fmt: skip
 HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
 EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
@@ -168,7 +169,15 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     chat_id = message.chat.id
 
     async def restore(question: Question) -> Question:
-        """Download the photo of a stored photo question again (only its file id was stored)."""
+        """Download the photo or document of a stored question again (only its file id was stored)."""
+        doc = documents.DocInfo.from_meta(question.meta.get("document"))
+        if doc is not None:
+            try:
+                block = await documents.fetch_block(context.bot, doc)
+            except (documents.DocumentError, TelegramError) as e:
+                log.warning("retry: could not download the document again (%s); asking with the text only", e)
+                return question
+            return replace(question, attachments=(block,))
         file_id = question.meta.get("photo")
         if not isinstance(file_id, str):
             return question

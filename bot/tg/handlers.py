@@ -26,14 +26,16 @@ from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.config import Settings
 from bot.model import ModelError, TextCallback
 from bot.texts import error_text, lang_of, t
-from bot.tg import photos
+from bot.tg import documents, photos
 from bot.tg.groups import is_for_bot, is_group, strip_mention
+from bot.tg.references import reference_of, thread_meta, with_reference
 from bot.tg.send import Target, send_plain
 from bot.tg.stream import ReplyStream
 
 log = logging.getLogger(__name__)
 
 TYPING_EVERY = 4.0  # seconds; Telegram shows "typing…" for about 5 s
+FORWARDED = "[전달된 메시지 / Forwarded message]"
 
 
 @dataclass
@@ -117,6 +119,9 @@ async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | 
     message = update.effective_message
     if message is None:
         return None
+    if message.from_user is not None and message.from_user.is_bot:
+        log.info("chat %s: ignored a message from another bot", message.chat.id)  # never two bots in a loop
+        return None
     text = message.text if message.text is not None else message.caption or ""
     if is_group(message.chat):
         username, bot_id = context.bot.username, context.bot.id
@@ -131,13 +136,26 @@ async def incoming(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str | 
 def question_for(
     update: Update, text: str, *, attachments: tuple[dict[str, Any], ...] = (), meta: Mapping[str, Any] | None = None
 ) -> Question:
-    """The question as it is sent and stored; group turns carry the sender's first name."""
+    """The question as it is sent and stored; group turns carry the sender's first name.
+
+    A message that replies to (or quotes) another carries that text before the question, and
+    the reference (``reply_to``); a message in a forum topic carries its ``thread_id``.
+    """
     message, user = update.effective_message, update.effective_user
     extra = dict(meta or {})
+    reference = reference_of(message) if message is not None else None
+    if message is not None:
+        extra.update(thread_meta(message))
+    if reference is not None:
+        extra["reply_to"] = reference.meta()
+    if message is not None and message.forward_origin is not None:
+        text = f"{FORWARDED} {text}"  # someone else's words, passed on: Claude should know
+        extra["forwarded"] = True
     if message is not None and is_group(message.chat) and user is not None:
         name = user.first_name or str(user.id)
-        return Question(f"{name}: {text}", attachments, {"name": name, "user_id": user.id, **extra}, user.id)
-    return Question(text, attachments, extra, user.id if user is not None else None)
+        said = with_reference(f"{name}: {text}", reference)
+        return Question(said, attachments, {"name": name, "user_id": user.id, **extra}, user.id)
+    return Question(with_reference(text, reference), attachments, extra, user.id if user is not None else None)
 
 
 async def respond(
@@ -172,6 +190,8 @@ async def respond(
                 await stream.cancel()
                 raise
             await stream.finish(answer.text)
+            if not answer.saved:
+                await send_plain(context.bot, target, t("error.not_saved", lang))
         finally:
             if stream.drafts_refused:
                 svc.no_drafts.add(chat.id)
@@ -227,6 +247,35 @@ async def answer_image(
     await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
 
 
+async def answer_document(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, doc: documents.DocInfo, caption: str
+) -> None:
+    """Download a PDF or text file and send it to Claude with the caption as the question.
+
+    Only a marker (``[문서] name — question``) and the file's id, name, type and size are
+    stored. A file that cannot go to Claude (too big, too many pages, encrypted, unreadable,
+    not text) gets a clear reply before any model call, and nothing is stored.
+    """
+    lang = lang_for(update)
+    try:
+        block = await documents.fetch_block(context.bot, doc)
+    except documents.DocumentError as e:
+        log.info("refused a document (%s: %s)", e.code, e)
+        await reply(update, context, t(f"document.{e.code}", lang, **e.fields))
+        return
+    except TelegramError as e:
+        log.warning("could not download a document: %s", e)
+        await reply(update, context, t("document.failed", lang))
+        return
+    if not await admitted(update, context):
+        return
+    question_text = caption.strip() or t("document.default_question", lang)
+    stored = documents.stored_text(doc.name, question_text)
+    question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
+    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
+    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+
+
 async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A photo (with or without caption) goes to Claude as an image block."""
     message = update.effective_message
@@ -238,14 +287,21 @@ async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_document(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Images sent as files are read like photos; other files are politely declined (nothing stored)."""
+    """PDFs and text files are read, images sent as files like photos; other files are declined (nothing
+    stored)."""
     message = update.effective_message
     caption = await incoming(update, context)
     if message is None or caption is None or message.document is None:
         return
     doc = message.document
-    if doc.mime_type in photos.IMAGE_TYPES:
+    kind = documents.kind_of(doc.file_name, doc.mime_type)
+    if kind == "image":
         await answer_image(update, context, doc.file_id, doc.file_size, caption)
+        return
+    if kind in ("pdf", "text"):
+        name = doc.file_name or ("document.pdf" if kind == "pdf" else "document.txt")
+        info = documents.DocInfo(doc.file_id, name, doc.mime_type or "", doc.file_size, kind)
+        await answer_document(update, context, info, caption)
         return
     await reply(update, context, t("document.unsupported", lang_for(update)))
 

@@ -98,6 +98,8 @@ class RecallIndex:
         self._conns: list[sqlite3.Connection] = []
         self._generation = 0
         self._closed = False
+        self._active = 0  # calls running in some thread; close() waits for them
+        self._idle = threading.Condition(self._lock)
 
     # -- connections -------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -124,6 +126,18 @@ class RecallIndex:
 
     def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` with this thread's connection; rebuild the database once if it is unusable."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("RecallIndex is closed")
+            self._active += 1
+        try:
+            return self._attempts(fn)
+        finally:
+            with self._lock:
+                self._active -= 1
+                self._idle.notify_all()
+
+    def _attempts(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         for attempt in (1, 2):
             try:
                 return fn(self._conn())
@@ -138,8 +152,14 @@ class RecallIndex:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        """Close every connection. A call still running in another thread (a sync when the bot stops) is
+        interrupted and awaited first: closing a connection in use would crash the process."""
         with self._lock:
             self._closed = True
+            for c in self._conns:
+                with contextlib.suppress(sqlite3.Error):
+                    c.interrupt()
+            self._idle.wait_for(lambda: self._active == 0, timeout=60)
             conns, self._conns = self._conns, []
         for c in conns:
             with contextlib.suppress(sqlite3.Error):

@@ -46,6 +46,7 @@ DB_NAME = "recall.sqlite3"
 SESSION_GAP = 3 * 3600.0  # seconds of silence that start a new session
 BATCH_LINES = 20_000  # lines per transaction when indexing a large file
 BUSY_TIMEOUT_MS = 30_000
+MAX_TEXT = 20_000  # characters of one message that are indexed and kept (a pasted 10 MB log is not a memory)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -213,11 +214,15 @@ def file_rows(conn: sqlite3.Connection, chat_id: int) -> dict[str, FileRow]:
 
 
 def message_text(content: Any) -> str:
-    """The searchable text of a message: its text blocks (tool calls, results and images are left out)."""
+    """The searchable text of a message: its text blocks (tool calls, results and images are left out).
+
+    At most MAX_TEXT characters: indexing and ranking cost in proportion to the text, and a huge
+    message must not make every later search slow.
+    """
     if isinstance(content, str):
-        return content
+        return content[:MAX_TEXT]
     if isinstance(content, list):
-        return content_text([b for b in content if isinstance(b, Mapping) and b.get("type") == "text"])
+        return content_text([b for b in content if isinstance(b, Mapping) and b.get("type") == "text"])[:MAX_TEXT]
     return ""
 
 

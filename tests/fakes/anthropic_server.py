@@ -9,7 +9,9 @@ one gets HTTP 400 ``invalid_request_error`` with the real wording; ``rejected`` 
 messages. Usage applies the prompt-caching rules (tests/fakes/prompt_cache.py): cache reads
 and writes are computed from the request's breakpoints, never made up. Image blocks are
 decoded too (``check_images``): a media type that is not what the bytes are, or bytes that
-are no image, get the API's 400 as well (the 5 MB base64 limit is in messages_rules).
+are no image, get the API's 400 as well (the 5 MB base64 limit is in messages_rules). PDF
+``document`` blocks are opened too (``check_documents``, with pypdf): bytes that are no PDF,
+an encrypted PDF, or more than 100 pages get the API's 400; a body over 32 MB gets its 413.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 from PIL import Image
 
 from tests.fakes.http import FakeHTTPServer
-from tests.fakes.messages_rules import InvalidRequest, validate
+from tests.fakes.messages_rules import MAX_REQUEST_BYTES, InvalidRequest, validate
 from tests.fakes.prompt_cache import PromptCache, estimate_tokens
 
 
@@ -39,6 +41,8 @@ class Text:
     delay: float = 0.0  # seconds before the reply starts
     chunk_delay: float = 0.0  # seconds between streamed chunks
     usage: dict[str, int] = field(default_factory=dict)
+    gate: threading.Event | None = None  # streaming holds before chunk ``gate_after`` until the test sets it
+    gate_after: int = 0
 
 
 @dataclass
@@ -138,6 +142,46 @@ def check_images(body: Mapping[str, Any]) -> None:
                     raise InvalidRequest(error)
 
 
+MAX_PDF_PAGES = 100
+
+
+def _pdf_error(where: str, data: str) -> str | None:
+    """Why the API refuses one base64 PDF, in its words; None if it is accepted."""
+    import pypdf
+
+    prefix = f"{where}.pdf.source.base64.data"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"{prefix}: invalid base64 data"
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(raw))
+        if reader.is_encrypted:
+            return f"{prefix}: The PDF specified is password protected."
+        pages = len(reader.pages)
+    except Exception:
+        return f"{prefix}: The PDF specified was not valid."
+    if not raw.lstrip().startswith(b"%PDF-") or pages < 1:
+        return f"{prefix}: The PDF specified was not valid."
+    if pages > MAX_PDF_PAGES:
+        return f"{prefix}: A maximum of {MAX_PDF_PAGES} PDF pages may be provided."
+    return None
+
+
+def check_documents(body: Mapping[str, Any]) -> None:
+    """Raise InvalidRequest for the first PDF document block the real API could not read (after ``validate``)."""
+    for m, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for c, block in enumerate(content):
+            source = block.get("source") if isinstance(block, Mapping) and block.get("type") == "document" else None
+            if isinstance(source, Mapping) and source.get("type") == "base64":
+                error = _pdf_error(f"messages.{m}.content.{c}", str(source.get("data", "")))
+                if error is not None:
+                    raise InvalidRequest(error)
+
+
 class FakeAnthropic(FakeHTTPServer):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
@@ -162,7 +206,7 @@ class FakeAnthropic(FakeHTTPServer):
     def fail(self, status: int = 500, message: str = "fake failure", type: str = "api_error") -> None:  # noqa: A002
         self.reply(Error(status, type, message))
 
-    def wait_requests(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_requests(self, n: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         with self._cond:
             while len(self.requests) < n:
@@ -188,6 +232,16 @@ class FakeAnthropic(FakeHTTPServer):
         if method != "POST" or request.path.split("?")[0] != "/v1/messages":
             self.respond(request, 404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
             return
+        if len(body_raw) > MAX_REQUEST_BYTES:
+            with self._cond:
+                self.rejected.append("Request exceeds the maximum size")
+                self._cond.notify_all()
+            payload = {
+                "type": "error",
+                "error": {"type": "request_too_large", "message": "Request exceeds the maximum size"},
+            }
+            self.respond(request, 413, json.dumps(payload).encode())
+            return
         body = json.loads(body_raw)
         refusal = self._refusal(request, body)
         if refusal is not None:
@@ -201,6 +255,7 @@ class FakeAnthropic(FakeHTTPServer):
         try:
             validate(body)
             check_images(body)
+            check_documents(body)
         except InvalidRequest as e:
             with self._cond:
                 self.requests.append(body)
@@ -275,6 +330,7 @@ class FakeAnthropic(FakeHTTPServer):
 
         start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
         chunk_delay = getattr(item, "chunk_delay", 0.0)
+        gate = getattr(item, "gate", None)
         try:
             event("message_start", {"type": "message_start", "message": start})
             for index, block in enumerate(message["content"]):
@@ -285,7 +341,9 @@ class FakeAnthropic(FakeHTTPServer):
                     first = {**block, "input": {}}
                     kind, key, payload = "input_json_delta", "partial_json", json.dumps(block["input"])
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
-                for i in range(0, len(payload), item.chunk):
+                for n, i in enumerate(range(0, len(payload), item.chunk)):
+                    if gate is not None and n == item.gate_after:  # type: ignore[union-attr]
+                        gate.wait(120)
                     if chunk_delay:
                         time.sleep(chunk_delay)
                     event(

@@ -13,6 +13,8 @@ from typing import Any
 
 MAX_CACHE_BREAKPOINTS = 4
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the whole request body (HTTP 413 request_too_large beyond)
+DOCUMENT_SOURCES = ("base64", "text", "content", "url", "file")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 
@@ -36,6 +38,26 @@ def _check_text_blocks(where: str, blocks: list[Mapping[str, Any]]) -> None:
             raise InvalidRequest(f"{where}: text content blocks must be non-empty")
         if not text.strip():
             raise InvalidRequest(f"{where}: text content blocks must contain non-whitespace text")
+
+
+def _check_document(where: str, block: Mapping[str, Any]) -> None:
+    """A ``document`` block's source as the API checks its shape (the PDF itself: anthropic_server)."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    if kind not in DOCUMENT_SOURCES:
+        raise InvalidRequest(f"{where}.source: Input tag '{kind}' found using 'type' does not match any of the "
+                             "expected tags: 'base64', 'text', 'content', 'url', 'file'")  # fmt: skip
+    assert isinstance(source, Mapping)
+    if kind == "base64":
+        if source.get("media_type") != "application/pdf":
+            raise InvalidRequest(f"{where}.source.base64.media_type: Input should be 'application/pdf'")
+        if not isinstance(source.get("data"), str) or not source["data"]:
+            raise InvalidRequest(f"{where}.source.base64.data: Field required")
+    elif kind == "text":
+        if source.get("media_type") != "text/plain":
+            raise InvalidRequest(f"{where}.source.text.media_type: Input should be 'text/plain'")
+        if not isinstance(source.get("data"), str):
+            raise InvalidRequest(f"{where}.source.text.data: Field required")
 
 
 def count_cache_controls(body: Mapping[str, Any]) -> int:
@@ -127,6 +149,8 @@ def validate(body: Mapping[str, Any]) -> None:
                         f"messages.{i}.content.{j}.image.source.base64: image exceeds 5 MB maximum: "
                         f"{len(data)} bytes > {MAX_IMAGE_BASE64} bytes"
                     )
+            if kind == "document":
+                _check_document(f"messages.{i}.content.{j}.document", b)
             if kind == "tool_use" and m["role"] != "assistant":
                 raise InvalidRequest(f"messages.{i}.content.{j}: `tool_use` blocks can only be in assistant messages")
             if kind == "tool_result" and m["role"] != "user":

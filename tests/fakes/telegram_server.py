@@ -12,7 +12,9 @@ edit to the same text ("message is not modified") and drafts outside private cha
 It also refuses what Telegram refuses before a method runs (``_refusal``): chats the bot
 cannot write to (``blocked_chats``: 403, ``unknown_chats``: 400 "chat not found"),
 captions over 1024 characters, and a reply to a message that does not exist unless
-``allow_sending_without_reply`` is set.
+``allow_sending_without_reply`` is set. ``hold`` keeps the answer to a matching call back
+until the test releases it (e.g. to kill the bot after Telegram got a message but before
+the bot heard so).
 """
 
 from __future__ import annotations
@@ -53,6 +55,22 @@ class Failure:
     description: str
     retry_after: int | None = None
     when: Callable[[dict[str, Any]], bool] | None = None
+
+
+ATTACHMENTS: dict[str, dict[str, Any]] = {
+    "sticker": {"sticker": {"file_id": "stk1", "file_unique_id": "stk1u", "type": "regular", "width": 512,
+                            "height": 512, "is_animated": False, "is_video": False, "emoji": "😀"}},
+    "voice": {"voice": {"file_id": "voc1", "file_unique_id": "voc1u", "duration": 3, "mime_type": "audio/ogg"}},
+    "video_note": {"video_note": {"file_id": "vn1", "file_unique_id": "vn1u", "length": 240, "duration": 4}},
+    "location": {"location": {"latitude": 37.5665, "longitude": 126.978}},
+    "poll": {"poll": {"id": "poll1", "question": "점심?", "total_voter_count": 0, "is_closed": False,
+                      "is_anonymous": True, "type": "regular", "allows_multiple_answers": False,
+                      "allows_revoting": False, "members_only": False,
+                      "options": [{"text": "국밥", "voter_count": 0, "persistent_id": "o1"},
+                                  {"text": "냉면", "voter_count": 0, "persistent_id": "o2"}]}},
+    "contact": {"contact": {"phone_number": "+821012345678", "first_name": "Jisoo", "user_id": 4321}},
+}  # fmt: skip
+"""Message fields of the kinds the bot cannot read, as Telegram delivers them (no text)."""
 
 
 class EntityError(ValueError):
@@ -158,12 +176,14 @@ class FakeTelegram(FakeHTTPServer):
         self._updates: list[dict[str, Any]] = []
         self._failures: list[Failure] = []
         self._update_ids = itertools.count(1)
+        self.last_update_id = 0
         self._message_ids = itertools.count(1000)
         self._cond = threading.Condition()
         self._closed = False
         self.webhook: dict[str, Any] | None = None  # what setWebhook set: url, secret_token, ...
         self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
         self.flood: FloodControl | None = None  # opt-in flood control (see FloodControl below)
+        self._holds: list[tuple[str, Callable[[dict[str, Any]], bool], threading.Event]] = []
 
     @property
     def base_url(self) -> str:
@@ -174,12 +194,23 @@ class FakeTelegram(FakeHTTPServer):
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+            for _, _, released in self._holds:
+                released.set()
         super().stop()
+
+    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] = lambda p: True) -> threading.Event:
+        """The next matching call is handled (and recorded) as usual, but its answer waits until the
+        returned event is set."""
+        released = threading.Event()
+        with self._cond:
+            self._holds.append((method, when, released))
+        return released
 
     # -- test API: incoming ----------------------------------------------------
     def push_update(self, update: dict[str, Any]) -> int:
         with self._cond:
             update_id = next(self._update_ids)
+            self.last_update_id = update_id
             self._updates.append({"update_id": update_id, **update})
             self._note_message(update)
             self._cond.notify_all()
@@ -195,11 +226,12 @@ class FakeTelegram(FakeHTTPServer):
         language_code: str | None = "ko",
         chat_type: str = "private",
         reply_to: dict[str, Any] | None = None,
+        is_bot: bool = False,
         **extra: Any,
     ) -> dict[str, Any]:
-        """A Message object as Telegram would deliver it."""
+        """A Message object as Telegram would deliver it (``extra``: more fields, e.g. ``ATTACHMENTS[kind]``)."""
         uid = user_id if user_id is not None else chat_id
-        user: dict[str, Any] = {"id": uid, "is_bot": False, "first_name": first_name}
+        user: dict[str, Any] = {"id": uid, "is_bot": is_bot, "first_name": first_name}
         if language_code:
             user["language_code"] = language_code
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
@@ -262,6 +294,73 @@ class FakeTelegram(FakeHTTPServer):
                 extra["caption_entities"] = mentions
         return self.push_update({"message": self.message(chat_id, None, **extra, **kw)})
 
+    def send_document(
+        self,
+        chat_id: int,
+        file_id: str,
+        data: bytes | None,
+        file_name: str,
+        mime_type: str | None,
+        caption: str | None = None,
+        *,
+        size: int | None = None,
+        **kw: Any,
+    ) -> int:
+        """Deliver a file (stored for download under ``file_id`` unless ``data`` is None) with an optional
+        caption; ``size`` overrides the announced file size."""
+        if data is not None:
+            self.files[file_id] = data
+        doc: dict[str, Any] = {"file_id": file_id, "file_unique_id": file_id + "_u", "file_name": file_name}
+        if mime_type is not None:
+            doc["mime_type"] = mime_type
+        if size is not None or data is not None:
+            doc["file_size"] = size if size is not None else len(data or b"")
+        extra: dict[str, Any] = {"document": doc}
+        if caption is not None:
+            extra["caption"] = caption
+            if mentions := self.mentions(caption):
+                extra["caption_entities"] = mentions
+        return self.push_update({"message": self.message(chat_id, None, **extra, **kw)})
+
+    def send_kind(self, chat_id: int, kind: str, **kw: Any) -> int:
+        """Deliver a message that carries ``kind`` (a key of ATTACHMENTS: sticker, voice, poll, …) and no text."""
+        return self.push_update({"message": self.message(chat_id, None, **ATTACHMENTS[kind], **kw)})
+
+    def send_forwarded(self, chat_id: int, text: str, *, from_name: str = "Jisoo", **kw: Any) -> int:
+        """A text the user forwarded from someone else (``forward_origin``)."""
+        origin = {"type": "user", "date": int(time.time()) - 3600,
+                  "sender_user": {"id": 4321, "is_bot": False, "first_name": from_name}}  # fmt: skip
+        return self.push_update({"message": self.message(chat_id, text, forward_origin=origin, **kw)})
+
+    def send_edit(self, chat_id: int, message_id: int, text: str, **kw: Any) -> int:
+        """The user edited an earlier message (an ``edited_message`` update)."""
+        message = self.message(chat_id, text, **kw)
+        message.update(message_id=message_id, edit_date=int(time.time()))
+        return self.push_update({"edited_message": message})
+
+    def send_channel_post(self, chat_id: int, text: str) -> int:
+        """A post in a channel where the bot is an admin (``channel_post``: no sender user)."""
+        chat = {"id": chat_id, "type": "channel", "title": "Test channel"}
+        post = {"message_id": next(self._message_ids), "date": int(time.time()), "chat": chat, "sender_chat": chat,
+                "text": text}  # fmt: skip
+        return self.push_update({"channel_post": post})
+
+    def send_service(self, chat_id: int, kind: str, **kw: Any) -> int:
+        """A service message in a group: ``new_chat_members`` (someone joined) or ``pinned_message``."""
+        if kind == "new_chat_members":
+            extra: dict[str, Any] = {"new_chat_members": [{"id": 5555, "is_bot": False, "first_name": "Newbie"}]}
+        elif kind == "pinned_message":
+            extra = {"pinned_message": self.message(chat_id, "고정된 공지", chat_type="supergroup")}
+        else:
+            raise ValueError(kind)
+        return self.push_update({"message": self.message(chat_id, None, chat_type="supergroup", **extra, **kw)})
+
+    def send_document_meta(self, chat_id: int, file_id: str, *, mime_type: str, file_size: int, **kw: Any) -> int:
+        """A file sent as a document; only its metadata (nothing is stored for download unless added)."""
+        document = {"file_id": file_id, "file_unique_id": file_id + "u", "file_name": f"{file_id}.bin",
+                    "mime_type": mime_type, "file_size": file_size}  # fmt: skip
+        return self.push_update({"message": self.message(chat_id, None, document=document, **kw)})
+
     def send_text(self, chat_id: int, text: str, **kw: Any) -> int:
         """Deliver a text message to the bot; returns the update id."""
         return self.push_update({"message": self.message(chat_id, text, **kw)})
@@ -317,7 +416,8 @@ class FakeTelegram(FakeHTTPServer):
         return [(c.filenames.get("document", ""), c.files.get("document", b""))
                 for c in self.calls_of("sendDocument", chat_id) if not c.params.get("_failed")]  # fmt: skip
 
-    def wait_for(self, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -331,11 +431,29 @@ class FakeTelegram(FakeHTTPServer):
                     )
                 self._cond.wait(min(left, 0.2))
 
-    def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
+    def wait_fetched(self, update_id: int | None = None, timeout: float = 30.0) -> None:
+        """Wait until the bot fetched every update up to ``update_id`` (default: the last one pushed).
+
+        The bot confirms updates by asking for the next offset; a bot stopped after this
+        (SIGTERM) has handled every one of them before it exits.
+        """
+        with self._cond:
+            last = update_id if update_id is not None else self.last_update_id
+
+        def fetched() -> bool:
+            return any(int(c.params.get("offset") or 0) > last for c in self.calls if c.method == "getUpdates")
+
+        try:
+            self.wait_for(fetched, timeout)
+        except AssertionError:
+            offsets = [c.params.get("offset") for c in self.calls_of("getUpdates")]
+            raise AssertionError(f"the bot did not fetch update {last}; getUpdates offsets: {offsets}") from None
+
+    def wait_visible(self, chat_id: int, n: int = 1, timeout: float = 60.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return what the user saw of each."""
         return self.wait_for(lambda: (s := self.visible(chat_id)) and len(s) >= n and s, timeout)
 
-    def wait_sent(self, chat_id: int, n: int = 1, timeout: float = 15.0) -> list[str]:
+    def wait_sent(self, chat_id: int, n: int = 1, timeout: float = 60.0) -> list[str]:
         """Wait until ``n`` messages were sent to ``chat_id``; return all sent there."""
         return self.wait_for(lambda: (s := self.sent(chat_id)) and len(s) >= n and s, timeout)
 
@@ -380,6 +498,10 @@ class FakeTelegram(FakeHTTPServer):
                 body["parameters"] = {"retry_after": failure.retry_after}
             self.respond(request, failure.code, json.dumps(body).encode())
             return
+        with self._cond:
+            held = next((h for h in self._holds if h[0] == api_method and h[1](params)), None)
+            if held is not None:
+                self._holds.remove(held)
         handler = getattr(self, f"api_{api_method}", None)
         if (refused := self._refusal(params)) is not None:
             result: Any = refused
@@ -387,6 +509,8 @@ class FakeTelegram(FakeHTTPServer):
             result = True
         else:
             result = handler(params)
+        if held is not None:
+            held[2].wait(60)
         if isinstance(result, tuple):  # (error code, description)
             code, description = result
             with self._cond:
