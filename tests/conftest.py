@@ -23,12 +23,10 @@ from tests.fakes.telegram_server import FakeTelegram
 ROOT = Path(__file__).resolve().parent.parent
 
 TEST_OWNER = 4242
-TEST_USERS = (
-    TEST_OWNER, 1, 2, 3, 11, 12, 31, 222, 4343, 5151, 6161, 7171, 7373, 8080, 8181, 8282, 9090, -1004242,
-    *range(9000, 9050),
-)  # fmt: skip
-"""The users the bot process of the end-to-end tests lets in (``bot_env``): the ids the tests write as.
-The access tests start the bot with ``ALLOWED_USERS=""`` to see it closed by default."""
+TEST_USERS = (TEST_OWNER, *range(1, 10_000))
+"""The users the bot process of the end-to-end tests lets in (``bot_env``): every id the tests write as
+(1-9999; the owner first). The access tests start the bot with ``ALLOWED_USERS=""`` to see it closed
+by default, and use ids of 10000 and more for strangers."""
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 
 CLOSED = {"ALLOWED_USERS": "", "OWNER_ID": ""}
 OWNER = 100
-STRANGER = 555
+STRANGER = 55555
 GROUP = -1005050
 
 

@@ -92,6 +92,13 @@ async def test_daily_limits_across_midnight_in_korea_and_a_restart(
         assert await ask(fake_telegram, FRIEND, "하나") == "echo: 하나"
         assert await ask(fake_telegram, FRIEND, "둘") == "echo: 둘"
         assert await ask(fake_telegram, FRIEND, "셋") == midnight_reply("messages", "2")
+        # a file to read is a question too
+        fake_telegram.files["notes"] = "장보기: 우유, 계란".encode()
+        doc = {"file_id": "notes", "file_unique_id": "notes_u", "file_name": "notes.txt", "mime_type": "text/plain",
+               "file_size": len(fake_telegram.files["notes"])}  # fmt: skip
+        fake_telegram.push_update({"message": fake_telegram.message(FRIEND, None, document=doc, caption="요약해 줘")})
+        refused = await _wait(fake_telegram, lambda: len(s := fake_telegram.sent(FRIEND)) >= 4 and s)
+        assert refused[3] == midnight_reply("messages", "2")
         # the token limit: one big answer uses up OTHER's day (the answer that crosses it is still given)
         fake_anthropic.reply(Text("긴 답", usage={"input_tokens": 4900, "output_tokens": 200}))
         assert await ask(fake_telegram, OTHER, "길게") == "긴 답"
@@ -113,8 +120,8 @@ async def test_daily_limits_across_midnight_in_korea_and_a_restart(
     clock.advance(minutes=9, seconds=30)  # 23:59:30: still Sunday in Seoul; a restart loses no count
     async with running(env, clock):
         fake_telegram.send_text(FRIEND, "넷", language_code="en")
-        english = await _wait(fake_telegram, lambda: len(s := fake_telegram.sent(FRIEND)) >= 4 and s)
-        assert english[3] == midnight_reply("messages", "2", "en")
+        english = await _wait(fake_telegram, lambda: len(s := fake_telegram.sent(FRIEND)) >= 5 and s)
+        assert english[4] == midnight_reply("messages", "2", "en")
         clock.advance(seconds=31)  # 00:00:01 on Monday in Seoul (15:00:01 UTC): a new day
         assert await ask(fake_telegram, FRIEND, "다섯") == "echo: 다섯"
         assert await ask(fake_telegram, OTHER, "이제 돼?") == "echo: 이제 돼?"

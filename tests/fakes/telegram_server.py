@@ -37,6 +37,7 @@ from tests.fakes.http import FakeHTTPServer
 
 BOT_ID = 777000
 BOT_USERNAME = "memory_test_bot"
+GROUP_SENDER = 1001  # who writes in a group when a test names nobody
 
 
 @dataclass
@@ -230,7 +231,8 @@ class FakeTelegram(FakeHTTPServer):
         **extra: Any,
     ) -> dict[str, Any]:
         """A Message object as Telegram would deliver it (``extra``: more fields, e.g. ``ATTACHMENTS[kind]``)."""
-        uid = user_id if user_id is not None else chat_id
+        # in a private chat the chat is the user; a group's sender is a user (ids are positive)
+        uid = user_id if user_id is not None else (chat_id if chat_type == "private" else GROUP_SENDER)
         user: dict[str, Any] = {"id": uid, "is_bot": is_bot, "first_name": first_name}
         if language_code:
             user["language_code"] = language_code
