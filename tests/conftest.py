@@ -23,7 +23,7 @@ from tests.fakes.telegram_server import FakeTelegram
 ROOT = Path(__file__).resolve().parent.parent
 
 TEST_OWNER = 4242
-TEST_USERS = (TEST_OWNER, *range(1, 10_000))
+TEST_USERS = (TEST_OWNER, *range(1, 10_000), 9_876_543_210_123)  # and a 13-digit one (tests/test_e2e_bad_input.py)
 """The users the bot process of the end-to-end tests lets in (``bot_env``): every id the tests write as
 (1-9999; the owner first). The access tests start the bot with ``ALLOWED_USERS=""`` to see it closed
 by default, and use ids of 10000 and more for strangers."""
