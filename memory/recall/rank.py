@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memory.recall.dates import DayRange, query_dates
+from memory.recall.lexicon import related
 from memory.recall.store import ChatRow
-from memory.recall.text import Term, doc_terms, query_terms
+from memory.recall.text import Term, doc_terms, query_terms, word_term
 
 K1 = 1.2
 B = 0.75
@@ -42,6 +43,7 @@ FEW = 40  # ... for each query on common terms
 EXPAND = 30  # best candidates whose neighbours are fetched
 POSTINGS_BUDGET = 1_500  # postings ranked over the whole history (see _candidates)
 DATE_CANDIDATES = 300
+MAX_RELATED = 24  # related terms per query term (each costs a look-up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +57,20 @@ class Weights:
     date: float = 1.0
     speaker: float = 0.2
     recency: float = 0.05
+    expand: float = 1.0  # share of a related word's weight (0: no query expansion)
+    duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
 
     @classmethod
     def bm25(cls) -> Weights:
         """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
-        return cls(neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0)
+        return cls(
+            neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0, expand=0.0,
+            duplicate=1.0,
+        )
 
 
 DEFAULT_WEIGHTS = Weights()
-_COLUMNS = "id, file, line, offset, ts, day, at, role, name, session, dead, content"
+_COLUMNS = "id, file, line, offset, ts, day, at, role, name, speaker, session, dead, content"
 
 
 @dataclass(slots=True)
@@ -77,6 +84,7 @@ class Turn:
     at: str | None
     role: str
     name: str | None
+    speaker: str | None
     session: int
     dead: int
     content: str
@@ -98,11 +106,21 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    terms: list[Term]
-    idf: dict[Term, float]
+    terms: list[Term]  # what is searched: the query's own terms and related ones (memory.recall.lexicon)
+    idf: dict[Term, float]  # the weight of each term (a related term's at its share)
+    group: dict[Term, Term]  # each term -> the query term it stands for (a turn scores its best per group)
     ranges: list[DayRange]
     speakers: frozenset[str]
     tense: int  # +1: asks for the current state ("now", "요즘"), -1: for an earlier one ("before", "전에")
+
+    @property
+    def total(self) -> float:
+        """The weight of a turn holding every query term: the best weight of each group, added."""
+        best: dict[Term, float] = {}
+        for t, w in self.idf.items():
+            g = self.group[t]
+            best[g] = max(best.get(g, 0.0), w)
+        return sum(best.values())
 
 
 _NOW = re.compile(
@@ -125,21 +143,73 @@ def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, in
     return min(chat.docs, int(len(rows) * (hi - lo + 1) / max(hi - rows[-1][0] + 1, 1)))
 
 
-def parse(conn: sqlite3.Connection, chat: ChatRow, text: str, today: date | None) -> tuple[Query, dict[Term, int]]:
+_NAME_WORD = re.compile(r"(?<=\S )([A-Z][a-z]+)\b")  # a capitalised word, not the first one
+_VOCATIVE_LEAD = (
+    r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
+    r"sorry|dear|morning|night),?\s+)"
+)
+VOCATIVE_SAMPLE = 100
+
+
+def _addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> str | None:
+    """The role of the person called ``word``, in a chat whose turns carry no names: who the
+    other one greets and thanks by that name ("Hey Mel!", "Thanks, Mel."), if that is how the
+    name is mostly used, and by one role only; else None."""
+    sql = (
+        f"SELECT t.role, t.content FROM {chat.fts} f JOIN turns t ON t.id = f.rowid "
+        f"WHERE {chat.fts} MATCH ? AND t.speaker IS NULL ORDER BY f.rowid DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, (Term(term).fts(), VOCATIVE_SAMPLE)).fetchall()
+    if len(rows) < 3:
+        return None
+    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
+    said_by = Counter(role for role, content in rows if vocative.search(content))
+    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
+        return None
+    role, n = said_by.most_common(1)[0]
+    if n < 0.85 * sum(said_by.values()):
+        return None
+    return "assistant" if role == "user" else "user"
+
+
+def parse(
+    conn: sqlite3.Connection, chat: ChatRow, text: str, today: date | None, weights: Weights = DEFAULT_WEIGHTS
+) -> tuple[Query, dict[Term, int]]:
     ranges, rest = query_dates(text, today)
-    terms = query_terms(rest)
+    names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
+    speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
+    own = query_terms(rest)
+    speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
+    if weights.speaker:
+        for word in _NAME_WORD.findall(text):
+            term = word_term(word)
+            if term and term not in speaker_terms and Term(term) in own:
+                role = _addressee(conn, chat, word, term)
+                if role is not None:
+                    speaker_terms[term] = "@" + role
+                    speakers.add("@" + role)
+        own = [t for t in own if t.text not in speaker_terms] or own  # who said it, not a word to find
+    group: dict[Term, Term] = {t: t for t in own}
+    share: dict[Term, float] = {t: 1.0 for t in own}
+    if weights.expand:
+        for t in own:
+            if t.prefix:
+                continue
+            for r, w in sorted(related(t.text, word_term).items(), key=lambda x: -x[1])[:MAX_RELATED]:
+                rt = Term(r)
+                if rt not in group:
+                    group[rt] = t
+                    share[rt] = w * weights.expand
+    terms = list(group)
     n = max(chat.docs, 1)
     lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0
     hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0  # apart: indexed
     dfs = {t: min(_df(conn, chat, t, (lo, hi)), n) for t in terms}
     terms = [t for t in terms if dfs[t] > 0]
-    idf = {t: math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
-    names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
-    words = set(rest.split())
-    speakers = frozenset(n for n in names if n in words or any(w.startswith(n) for w in words))
+    idf = {t: share[t] * math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
-    return Query(terms, idf, ranges, speakers, tense), dfs
+    return Query(terms, idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense), dfs
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[Turn]:
@@ -151,21 +221,21 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     counts = Counter(terms)
     dl = len(terms)
     norm = K1 * (1 - B + B * dl / avgdl)
-    score = 0.0
-    matched = 0.0
-    keys = frozenset(counts)
+    best: dict[Term, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
     for t, w in q.idf.items():
         if t.prefix:
             tf = sum(c for k, c in counts.items() if k.startswith(t.text))
         else:
-            tf = counts.get(t.text, 0) if t.text in keys else 0
+            tf = counts.get(t.text, 0)
         if tf:
-            score += w * tf * (K1 + 1) / (tf + norm)
-            matched += w
-    total = sum(q.idf.values())
-    turn.own = score
-    turn.matched = matched
-    turn.relevance = matched / total if total else 0.0
+            score = w * tf * (K1 + 1) / (tf + norm)
+            g = q.group[t]
+            if score > best.get(g, (0.0, 0.0))[0]:
+                best[g] = (score, w)
+    total = q.total
+    turn.own = sum(s for s, _ in best.values())
+    turn.matched = sum(w for _, w in best.values())
+    turn.relevance = turn.matched / total if total else 0.0
 
 
 def _ranked(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], limit: int) -> list[int]:
@@ -282,7 +352,7 @@ def rank(
     """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off)."""
     if limit <= 0 or chat.docs <= 0:
         return []
-    q, dfs = parse(conn, chat, text, today)
+    q, dfs = parse(conn, chat, text, today, weights)
     if not q.terms and not q.ranges:
         return []
     ids = _candidates(conn, chat, q, dfs)
@@ -309,7 +379,28 @@ def rank(
         and not (exclude_from and t.file == exclude_from[0] and t.offset >= exclude_from[1])
     ]
     out.sort(key=lambda t: (-t.score, -t.id))
+    if weights.duplicate < 1:
+        _penalise_repeats(out, weights.duplicate)
     return out[:limit]
+
+
+def _text_key(t: Turn) -> str:
+    text = t.content
+    if t.speaker and text[: len(t.speaker) + 1].casefold() == t.speaker + ":":
+        text = text[len(t.speaker) + 1 :]
+    return " ".join(text.casefold().split())
+
+
+def _penalise_repeats(turns: list[Turn], share: float) -> None:
+    """Turns saying what a better one says (small talk repeats itself) keep ``share`` of their
+    score for each better one; ``turns`` is sorted best first and stays so."""
+    seen: Counter[str] = Counter()
+    for t in turns:
+        key = _text_key(t)
+        if seen[key]:
+            t.score *= share ** seen[key]
+        seen[key] += 1
+    turns.sort(key=lambda t: (-t.score, -t.id))
 
 
 def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
@@ -328,7 +419,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
         score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
-        if q.speakers and t.name and t.name.casefold() in q.speakers:
+        if q.speakers and (t.speaker in q.speakers or (t.speaker is None and "@" + t.role in q.speakers)):
             score *= 1 + w.speaker
         stamp = t.ts if t.ts is not None else float(t.id)
         if hi > lo:

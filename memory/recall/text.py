@@ -25,6 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.recall.lexicon import base
 from memory.recall.stem import stem
 
 _CJK = "\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -107,7 +108,12 @@ def _word_term(word: str) -> str | None:
         return None
     if len(folded) > _MAX_WORD:
         folded = folded[:_MAX_WORD]
-    return stem(folded)
+    return stem(base(folded))
+
+
+def word_term(word: str) -> str | None:
+    """The index term of one word (None for a stopword): what a lexicon word becomes in the index."""
+    return _word_term(word)
 
 
 def doc_terms(text: str) -> list[str]:
