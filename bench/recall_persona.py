@@ -315,7 +315,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -
             values = {k: rnd.choice(v) for k, v in topic.slots.items()}
             for k, v in topic.slots.items():  # the second time: another value
                 others = [x for x in v if x != values[k]]
-                values[k + "2"] = rnd.choice(others or v)
+                values.setdefault(k + "2", rnd.choice(others or v))
             s = rnd.randrange(0, sessions - 3)
             plan[s].append((topic, subject, values, False))
             again = None

@@ -37,13 +37,13 @@ from memory.recall.store import ChatRow
 from memory.recall.text import Term, doc_terms, query_terms, word_term
 
 K1 = 1.2
-B = 0.75
+B = 0.5
 CANDIDATES = 100  # turns fetched from FTS5 by BM25 for the rare terms
 FEW = 40  # ... for each query on common terms
 EXPAND = 30  # best candidates whose neighbours are fetched
 POSTINGS_BUDGET = 1_500  # postings ranked over the whole history (see _candidates)
 DATE_CANDIDATES = 300
-MAX_RELATED = 24  # related terms per query term (each costs a look-up)
+MAX_RELATED = 64  # related terms per query term (each costs a look-up)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class Weights:
     session: float = 0.15
     tense: float = 0.5
     date: float = 1.0
-    speaker: float = 0.2
+    speaker: float = 0.5
     recency: float = 0.05
     expand: float = 1.0  # share of a related word's weight (0: no query expansion)
     duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
@@ -112,15 +112,22 @@ class Query:
     ranges: list[DayRange]
     speakers: frozenset[str]
     tense: int  # +1: asks for the current state ("now", "요즘"), -1: for an earlier one ("before", "전에")
+    total: float = 0.0  # the weight of a turn holding every query term: the best weight of each group, added
+    exact: dict[str, tuple[float, int]] = field(default_factory=dict)  # term text -> (weight, group number)
+    prefixes: list[tuple[str, float, int]] = field(default_factory=list)  # (prefix, weight, group number)
 
-    @property
-    def total(self) -> float:
-        """The weight of a turn holding every query term: the best weight of each group, added."""
+    @classmethod
+    def make(
+        cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
+        tense: int,
+    ) -> Query:  # fmt: skip
+        numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
-        for t, w in self.idf.items():
-            g = self.group[t]
-            best[g] = max(best.get(g, 0.0), w)
-        return sum(best.values())
+        for t, w in idf.items():
+            best[group[t]] = max(best.get(group[t], 0.0), w)
+        exact = {t.text: (w, numbers[group[t]]) for t, w in idf.items() if not t.prefix}
+        prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
+        return cls(list(idf), idf, group, ranges, speakers, tense, sum(best.values()), exact, prefixes)
 
 
 _NOW = re.compile(
@@ -209,7 +216,7 @@ def parse(
     idf = {t: share[t] * math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
-    return Query(terms, idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense), dfs
+    return Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense), dfs
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[Turn]:
@@ -219,23 +226,25 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[
 def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     terms = doc_terms(turn.content)
     counts = Counter(terms)
-    dl = len(terms)
-    norm = K1 * (1 - B + B * dl / avgdl)
-    best: dict[Term, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
-    for t, w in q.idf.items():
-        if t.prefix:
-            tf = sum(c for k, c in counts.items() if k.startswith(t.text))
-        else:
-            tf = counts.get(t.text, 0)
+    norm = K1 * (1 - B + B * len(terms) / avgdl)
+    best: dict[int, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
+
+    def add(tf: int, w: float, g: int) -> None:
+        score = w * tf * (K1 + 1) / (tf + norm)
+        if score > best.get(g, (0.0, 0.0))[0]:
+            best[g] = (score, w)
+
+    for text, tf in counts.items():
+        hit = q.exact.get(text)
+        if hit is not None:
+            add(tf, *hit)
+    for prefix, w, g in q.prefixes:
+        tf = sum(c for k, c in counts.items() if k.startswith(prefix))
         if tf:
-            score = w * tf * (K1 + 1) / (tf + norm)
-            g = q.group[t]
-            if score > best.get(g, (0.0, 0.0))[0]:
-                best[g] = (score, w)
-    total = q.total
+            add(tf, w, g)
     turn.own = sum(s for s, _ in best.values())
     turn.matched = sum(w for _, w in best.values())
-    turn.relevance = turn.matched / total if total else 0.0
+    turn.relevance = turn.matched / q.total if q.total else 0.0
 
 
 def _ranked(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], limit: int) -> list[int]:
