@@ -90,7 +90,7 @@ family relatives relative: kid kids child children son daughter sons daughters b
 = grandma grandmother granny nana
 = grandpa grandfather
 = friend friends buddy pal
-= job work career position profession occupation employer company office
+= job work career position profession occupation employer company office hired promoted promotion
 = boss manager supervisor
 = coworker colleague
 = promotion promoted raise
