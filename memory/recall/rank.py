@@ -53,6 +53,8 @@ EXPAND = 30  # best candidates whose neighbours are fetched
 POSTINGS_BUDGET = 1_500  # postings ranked over the whole history (see _candidates)
 DATE_CANDIDATES = 300
 MAX_RELATED = 64  # related terms per query term (each costs a look-up)
+RELATED_BUDGET = 300  # postings of related terms ranked over the whole history (the rarest first)
+RELATED_CANDIDATES = 40  # turns they fetch
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +149,13 @@ _BEFORE = re.compile(
 )
 
 
-def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int]) -> int:
-    """How many turns hold ``term``: exact up to POSTINGS_BUDGET, else estimated from how densely
-    it occurs among the newest turns (counting every posting of a common term would cost more
-    than the whole search)."""
+def _df(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> int:
+    """How many turns hold ``term``: exact up to ``budget``, else estimated from how densely it
+    occurs among the newest turns (counting every posting of a common term would cost more than
+    the whole search)."""
     sql = f"SELECT rowid FROM {chat.fts} WHERE {chat.fts} MATCH ? ORDER BY rowid DESC LIMIT ?"
-    rows = conn.execute(sql, (term.fts(), POSTINGS_BUDGET + 1)).fetchall()
-    if len(rows) <= POSTINGS_BUDGET:
+    rows = conn.execute(sql, (term.fts(), budget + 1)).fetchall()
+    if len(rows) <= budget:
         return len(rows)
     lo, hi = span
     return min(chat.docs, int(len(rows) * (hi - lo + 1) / max(hi - rows[-1][0] + 1, 1)))
@@ -222,7 +224,7 @@ def parse(
     n = max(chat.docs, 1)
     lo = conn.execute("SELECT min(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0
     hi = conn.execute("SELECT max(id) FROM turns WHERE chat=?", (chat.id,)).fetchone()[0] or 0  # apart: indexed
-    dfs = {t: min(_df(conn, chat, t, (lo, hi)), n) for t in terms}
+    dfs = {t: min(_df(conn, chat, t, (lo, hi), POSTINGS_BUDGET if group[t] == t else RELATED_BUDGET), n) for t in terms}
     terms = [t for t in terms if dfs[t] > 0]
     idf = {t: share[t] * math.log(1 + (n - dfs[t] + 0.5) / (dfs[t] + 0.5)) for t in terms}
     lowered = text.casefold()
@@ -277,14 +279,17 @@ def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Ter
     one of a million messages), so only the rarest terms, up to POSTINGS_BUDGET postings together,
     are ranked over the whole history. Common terms (each in more messages than that) bring the
     newest turns where they meet (AND: FTS5 skips through the lists) and the newest that hold any
-    of them, unranked; all candidates are then scored alike (``_bm25``).
+    of them, unranked. Related terms (memory.recall.lexicon) fetch turns only through their rarest,
+    up to RELATED_BUDGET postings: a common related word says little. All candidates are then
+    scored alike (``_bm25``).
     """
     ids: list[int] = []
-    if q.terms:
+    own = [t for t in q.terms if q.group[t] == t]
+    if own:
         rare: list[Term] = []
         common: list[Term] = []
         budget = 0
-        for t in sorted(q.terms, key=lambda t: dfs[t]):
+        for t in sorted(own, key=lambda t: dfs[t]):
             if budget + dfs[t] <= POSTINGS_BUDGET:
                 rare.append(t)
                 budget += dfs[t]
@@ -298,6 +303,15 @@ def _candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, dfs: dict[Ter
             ids += _newest(conn, chat, common[:2], "AND", FEW)
         if common:
             ids += _newest(conn, chat, common, "OR", FEW)
+    related: list[Term] = []
+    budget = 0
+    for t in sorted((t for t in q.terms if q.group[t] != t), key=lambda t: dfs[t]):
+        if budget + dfs[t] > RELATED_BUDGET:
+            break
+        related.append(t)
+        budget += dfs[t]
+    if related:
+        ids += _ranked(conn, chat, related, RELATED_CANDIDATES)
     for r in q.ranges:
         for first, last in _day_spans(conn, chat, r):
             ids.extend(
