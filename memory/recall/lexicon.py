@@ -76,7 +76,7 @@ art arts artwork creative: painting paint drawing sketch pottery ceramics sculpt
 = dance dancing dancer
 = sing singing singer song
 = teach teacher teaching taught lesson class instructor tutor
-= learn learning study studying lesson class course
+= learn learning study studying lesson lessons class course practice practise practising practicing
 = study studying student school college university degree major
 = school class classes course teacher student
 family relatives relative: kid kids child children son daughter sons daughters baby husband wife partner
@@ -102,6 +102,20 @@ profession occupation: teacher nurse doctor engineer lawyer designer developer p
 place places city cities country countries: visit trip travel moved live
 = move moved moving relocate relocated relocation
 = home house apartment flat place
+live lives lived living: home house apartment moved move city town neighborhood neighbourhood
+relationship relationships dating: single married dating divorced boyfriend girlfriend partner husband wife
+  engaged breakup fiance spouse
+identity: transgender trans nonbinary gay lesbian queer bisexual lgbtq heritage culture religion faith
+  nationality
+event events: party festival concert parade conference workshop meetup fundraiser ceremony wedding
+  graduation competition tournament exhibition fair game match
+outdoor outdoors nature: hiking hike camping camp beach park garden trail forest mountain lake river
+  fishing kayaking
+field fields subject subjects: psychology counseling engineering medicine nursing law art design education
+  science biology history math business
+education: school college university degree study studying major course class graduate graduated
+= money cash savings budget expensive cheap price cost afford
+artist artists musician musicians: singer band musician rapper painter composer
 = buy bought purchase purchased shopping order
 = car vehicle truck van suv
 = bike bicycle cycling
