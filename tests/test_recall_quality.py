@@ -140,3 +140,19 @@ def test_sessions_in_archive_files_and_written_dates_are_searched(data_dir, inde
     hits = index.search("c", "What did they make in pottery class?", 1)
     assert (hits[0].file, hits[0].line) == ("c.20230501T000000Z.jsonl", 5)
     assert index.search("c", "pottery in June 2023", 1)[0].line == 5
+
+
+def test_the_answer_to_a_question_about_it_counts_more_than_a_mere_neighbour(data_dir, index):
+    write(data_dir, "c", [
+        turn("user", "What did you make at the pottery studio?"),
+        turn("assistant", "A little blue bowl, wonky but cute."),
+        *chatter(30),
+        turn("user", "Pottery studio closed!"),  # shorter: a better match than the question
+        turn("assistant", "Oh, a pity."),
+        *chatter(10),
+    ])  # fmt: skip
+    found = lines(index.search("c", "What did she make at the pottery studio?", 10))
+    assert found.index(2) < found.index(34)
+    with RecallIndex(data_dir, weights=Weights(answer=0.0)) as plain:
+        found = lines(plain.search("c", "What did she make at the pottery studio?", 10))
+        assert found.index(34) < found.index(2)

@@ -16,7 +16,8 @@
    ``own + neighbour * best own of the turns next to it in its session
         + neighbour2 * best own of the turns two away + session * best own of the other turns
         of its session``,
-   then multiplied by ``1 + date`` when its day is one the query names, by
+   plus ``answer * own`` of the question it answers (the turn before, by the other person, ending
+   in "?"), then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
@@ -68,6 +69,7 @@ class Weights:
     date: float = 1.0
     speaker: float = 0.5
     recency: float = 0.05
+    answer: float = 0.4  # adds this share of the own score of the question a turn answers
     expand: float = 1.0  # share of a related word's weight (0: no query expansion)
     duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
 
@@ -75,6 +77,7 @@ class Weights:
     def bm25(cls) -> Weights:
         """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
         return cls(
+            answer=0.0,
             neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0, expand=0.0,
             duplicate=1.0,
         )
@@ -437,6 +440,12 @@ def _penalise_repeats(turns: list[Turn], share: float) -> None:
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 
+def _asks(asked: Turn, answer: Turn) -> bool:
+    """Whether ``asked`` is a question that ``answer`` (the next turn, by the other person) answers."""
+    other = (asked.speaker, asked.role) != (answer.speaker, answer.role)
+    return other and asked.content.rstrip().endswith(("?", "？"))
+
+
 def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
@@ -451,6 +460,9 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
         best = session_best[t.session]
         other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
         score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
+        asked = t.prev
+        if w.answer and asked is not None and asked.session == t.session and _asks(asked, t):
+            score += w.answer * asked.own  # the answer to a question about it
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
         if q.speakers and (t.speaker in q.speakers or (t.speaker is None and "@" + t.role in q.speakers)):
