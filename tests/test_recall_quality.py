@@ -127,7 +127,8 @@ def test_written_out_session_dates_are_read():
     assert parse_at("12:09 am on 13 September, 2023") == parse_at("2023-09-13T00:09:00")
     assert parse_at("May 8, 2023 1:56 PM") == parse_at("2023-05-08T13:56:00")
     assert parse_at("8 May 2023")[1] == 20230508
-    for bad in ("31 February, 2023", "13:00 pm on 8 May, 2023", "8 Foo 2023", "soon", ""):
+    assert parse_at(1683554160) == parse_at("2023-05-08T13:56:00Z")  # epoch seconds
+    for bad in ("31 February, 2023", "13:00 pm on 8 May, 2023", "8 Foo 2023", "soon", "", True, None, -5):
         assert parse_at(bad) == (None, None), bad
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 MONTHS = {
     name: i
@@ -132,7 +132,9 @@ def _written_at(text: str) -> datetime | None:
 
 def parse_at(at: object) -> tuple[float | None, int | None]:
     """(epoch seconds, yyyymmdd of its own wall clock) of ``at``: ISO-8601, or written out in English
-    ("1:56 pm on 8 May, 2023"); naive times count as UTC."""
+    ("1:56 pm on 8 May, 2023"), or epoch seconds; naive times count as UTC."""
+    if isinstance(at, int | float) and not isinstance(at, bool) and 0 < at < 1e11:
+        return float(at), day_number(datetime.fromtimestamp(at, UTC).date())
     if not isinstance(at, str) or not at.strip():
         return None, None
     try:
