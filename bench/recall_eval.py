@@ -1,24 +1,32 @@
 """Recall quality: how many evidence turns come back in the first 1 / 5 / 10 results.
 
-Generates long two-person conversations with planted, changed and paraphrased facts
-(bench/recall_gen.py), writes them as transcripts into a temp DATA_DIR, and asks every question
-through the search code path of ``python -m bot search`` (bot.search_cli.search_json), with:
+Two generators of long two-person conversations with questions whose evidence turns are known:
+``facts`` (bench/recall_gen.py: planted, changed and paraphrased facts among small talk) and
+``persona`` (bench/recall_persona.py: two friends telling their lives over months, in the manner
+of public long-term conversational memory benchmarks, written in several transcript layouts).
+The transcripts go into a temp DATA_DIR and every question is asked through the search code path
+of ``python -m bot search`` (bot.search_cli.search_json), with:
 
 - ``plain BM25``: Okapi BM25 over single turns, words split on non-letters, no stemming or
   stopwords (computed here, the textbook baseline);
 - ``index BM25``: our index and terms (stemming, Hangul bigrams, stopwords), single turns only;
-- ``recall``: our ranking (neighbouring turns, session, dates, speaker, recency).
+- ``recall``: our ranking (see memory.recall.rank).
 
 recall@k = evidence turns found in the first k results / all evidence turns (a neighbouring turn
 that is returned takes a place in the k like any other). Also runs the real CLI once
 (``python -m bot search --stdin``) on one conversation and checks it returns the same lines.
 
-    python -m bench.recall_eval [--seeds 1-6] [--style named|plain|both] [--no-cli]
+    python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
+                                [--no-cli] [--ablate]
+
+``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
+``--ablate`` adds one column per ranking signal turned off.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -28,56 +36,95 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from bench.recall_gen import Conversation, generate, write
+from bench import recall_gen, recall_persona
 from bot.search_cli import search_json
 from memory.recall import RecallIndex
 from memory.recall.rank import Weights
 
 KS = (1, 5, 10)
+Line = tuple[str | None, int]  # (archived file name or None, 1-based line)
 
 
-def plain_bm25(conv: Conversation, question: str, limit: int) -> list[int]:
-    """Textbook Okapi BM25 (k1=1.2, b=0.75) over single turns; returns 1-based lines."""
-    docs = [re.findall(r"\w+", str(m["content"]).lower()) for m in conv.lines]
+@dataclass
+class Case:
+    """One conversation as the evaluation sees it: its turns by line, its questions."""
+
+    chat: str
+    turns: dict[Line, str]
+    questions: list[tuple[str, str, list[Line]]]  # (question, kind, evidence lines)
+    write: object  # (data_dir) -> None
+
+
+def make_case(gen: str, seed: int, style: str) -> Case:
+    if gen == "facts":
+        conv = recall_gen.generate(seed, style=style)
+        turns = {(None, i + 1): str(m["content"]) for i, m in enumerate(conv.lines)}
+        qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
+        return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
+    pconv = recall_persona.generate(seed, layout=style)
+    turns = {(f, i + 1): str(m["content"]) for f, lines in pconv.files.items() for i, m in enumerate(lines)}
+    qs = [(q.text, q.kind, list(q.evidence)) for q in pconv.questions]
+    return Case(pconv.chat, turns, qs, lambda d, c=pconv: recall_persona.write(c, d))
+
+
+_PLAIN: dict[int, tuple[list[Line], list[Counter[str]], Counter[str], float]] = {}
+
+
+def _plain_docs(case: Case) -> tuple[list[Line], list[Counter[str]], Counter[str], float]:
+    """The turns as term counts, their document frequencies and average length (cached per case)."""
+    if id(case) not in _PLAIN:
+        keys = list(case.turns)
+        words = [re.findall(r"\w+", case.turns[k].lower()) for k in keys]
+        df: Counter[str] = Counter()
+        for w in words:
+            df.update(set(w))
+        _PLAIN[id(case)] = (keys, [Counter(w) for w in words], df, sum(len(w) for w in words) / len(words))
+    return _PLAIN[id(case)]
+
+
+def plain_bm25(case: Case, question: str, limit: int) -> list[Line]:
+    """Textbook Okapi BM25 (k1=1.2, b=0.75) over single turns."""
+    keys, docs, df, avgdl = _plain_docs(case)
     n = len(docs)
-    avgdl = sum(len(d) for d in docs) / n
-    df: Counter[str] = Counter()
-    for d in docs:
-        df.update(set(d))
     q = set(re.findall(r"\w+", question.lower()))
     scores = []
-    for i, d in enumerate(docs):
-        tf = Counter(d)
+    for i, tf in enumerate(docs):
         s = 0.0
+        dl = tf.total()
         for t in q:
             if tf[t]:
                 idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                s += idf * tf[t] * 2.2 / (tf[t] + 1.2 * (0.25 + 0.75 * len(d) / avgdl))
+                s += idf * tf[t] * 2.2 / (tf[t] + 1.2 * (0.25 + 0.75 * dl / avgdl))
         if s > 0:
-            scores.append((s, i + 1))
+            scores.append((s, i))
     scores.sort(key=lambda x: (-x[0], x[1]))
-    return [line for _, line in scores[:limit]]
+    return [keys[i] for _, i in scores[:limit]]
 
 
-def evaluate(convs: list[Conversation], data_dir: Path, methods: dict[str, object]) -> dict[str, dict[str, list[int]]]:
+def evaluate(cases: list[Case], data_dir: Path, methods: dict[str, Weights | None]) -> dict[str, dict[str, list[int]]]:
     """found[method][kind] = list of ranks (0 = not in the first 10) per evidence turn."""
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    indexes = {name: RecallIndex(data_dir, weights=w) for name, w in methods.items() if isinstance(w, Weights)}
+    indexes = {name: RecallIndex(data_dir, weights=w) for name, w in methods.items() if w is not None}
     try:
-        for conv in convs:
+        for case in cases:
             for idx in indexes.values():
-                idx.sync(conv.chat)
-            for q in conv.questions:
-                results: dict[str, list[int]] = {"plain BM25": plain_bm25(conv, q.text, 10)}
-                for name, idx in indexes.items():
-                    results[name] = [r["line"] for r in search_json(idx, conv.chat, q.text, 10, date(2026, 11, 29))]
+                idx.sync(case.chat)
+            for text, kind, evidence in case.questions:
+                results: dict[str, list[Line]] = {}
+                for name, w in methods.items():
+                    if w is None:
+                        results[name] = plain_bm25(case, text, 10)
+                    else:
+                        hits = search_json(indexes[name], case.chat, text, 10, date(2026, 11, 29))
+                        results[name] = [(r.get("file"), r["line"]) for r in hits]
                 for name, lines in results.items():
-                    for ev in q.evidence:
+                    for ev in evidence:
                         rank = lines.index(ev) + 1 if ev in lines else 0
-                        found[name][q.kind].append(rank)
+                        found[name][kind].append(rank)
                         found[name]["all"].append(rank)
     finally:
         for idx in indexes.values():
@@ -91,28 +138,30 @@ def recall_at(ranks: list[int], k: int) -> float:
 
 def table(found: dict[str, dict[str, list[int]]], title: str) -> None:
     names = list(found)
+    width = max(22, *(len(n) for n in names))
     print(f"\n{title}")
-    print(f"{'questions':<10} {'evidence':>8}  " + "  ".join(f"{n:>22}" for n in names))
-    print(f"{'':<10} {'':>8}  " + "  ".join(f"{'@1    @5   @10':>22}" for _ in names))
+    print(f"{'questions':<11} {'evidence':>8}  " + "  ".join(f"{n:>{width}}" for n in names))
+    print(f"{'':<11} {'':>8}  " + "  ".join(f"{'@1    @5   @10':>{width}}" for _ in names))
     kinds = ["all"] + sorted(k for k in found[names[0]] if k != "all")
     for kind in kinds:
         cells = []
         for n in names:
             r = found[n][kind]
-            cells.append(f"{'  '.join(f'{100 * recall_at(r, k):5.1f}' for k in KS):>22}")
-        print(f"{kind:<10} {len(found[names[0]][kind]):>8}  " + "  ".join(cells))
+            cells.append(f"{'  '.join(f'{100 * recall_at(r, k):5.1f}' for k in KS):>{width}}")
+        print(f"{kind:<11} {len(found[names[0]][kind]):>8}  " + "  ".join(cells))
     base = recall_at(found[names[0]]["all"], 10)
-    best = recall_at(found[names[-1]]["all"], 10)
-    print(f"recall@10: {names[-1]} {100 * best:.1f}% vs {names[0]} {100 * base:.1f}% ({best / base:.2f}x)")
+    ours = "recall" if "recall" in found else names[-1]
+    best = recall_at(found[ours]["all"], 10)
+    print(f"recall@10: {ours} {100 * best:.1f}% vs {names[0]} {100 * base:.1f}% ({best / max(base, 1e-9):.2f}x)")
 
 
-def check_cli(conv: Conversation, data_dir: Path) -> None:
+def check_cli(case: Case, data_dir: Path) -> None:
     """Run the real ``python -m bot search --stdin`` and compare with the in-process results."""
-    queries = [q.text for q in conv.questions]
+    queries = [q for q, _, _ in case.questions]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "bot", "search", "--chat", conv.chat, "--limit", "10", "--stdin",
+        [sys.executable, "-m", "bot", "search", "--chat", case.chat, "--limit", "10", "--stdin",
          "--data-dir", str(data_dir)],
         input="\n".join(queries) + "\n", capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
@@ -122,46 +171,84 @@ def check_cli(conv: Conversation, data_dir: Path) -> None:
     with RecallIndex(data_dir) as idx:
         for q, got in zip(queries, out, strict=True):
             assert got["query"] == q
-            want = [r["line"] for r in search_json(idx, conv.chat, q, 10, None)]
-            assert [r["line"] for r in got["results"]] == want, q
+            want = [(r.get("file"), r["line"]) for r in search_json(idx, case.chat, q, 10, None)]
+            assert [(r.get("file"), r["line"]) for r in got["results"]] == want, q
     print(
-        f"\nCLI: python -m bot search --stdin answered {len(queries)} queries in {elapsed:.2f}s, "
+        f"CLI: python -m bot search --stdin answered {len(queries)} queries in {elapsed:.2f}s, "
         "the same lines as in-process"
     )
 
 
 def seeds_arg(text: str) -> list[int]:
-    if "-" in text:
-        a, b = text.split("-")
-        return list(range(int(a), int(b) + 1))
-    return [int(x) for x in text.split(",")]
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out += range(int(a), int(b) + 1)
+        else:
+            out.append(int(part))
+    return out
+
+
+ABLATIONS = {
+    "-expand": {"expand": 0.0},
+    "-repeats": {"duplicate": 1.0},
+    "-answer": {"answer": 0.0},
+    "-neighbours": {"neighbour": 0.0, "neighbour2": 0.0},
+    "-session": {"session": 0.0},
+    "-speaker": {"speaker": 0.0},
+    "-recency": {"recency": 0.0, "tense": 0.0},
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gen", choices=("facts", "persona", "both"), default="both")
     parser.add_argument("--seeds", type=seeds_arg, default=seeds_arg("1-6"))
-    parser.add_argument("--style", choices=("named", "plain", "both"), default="both")
+    parser.add_argument("--style", default="named,plain", help="comma-separated layouts (see above)")
     parser.add_argument("--no-cli", action="store_true", help="skip the run through the real CLI")
+    parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
+    parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
     args = parser.parse_args(argv)
-    methods: dict[str, object] = {"plain BM25": None, "index BM25": Weights.bm25(), "recall": Weights()}
-    styles = ("named", "plain") if args.style == "both" else (args.style,)
-    for style in styles:
-        with tempfile.TemporaryDirectory() as tmp:
-            data_dir = Path(tmp)
-            convs = [generate(seed, style=style) for seed in args.seeds]
-            for conv in convs:
-                write(conv, data_dir)
-            turns = sum(len(c.lines) for c in convs)
-            qs = sum(len(c.questions) for c in convs)
-            found = evaluate(convs, data_dir, methods)
-            table(found, f"style={style}: {len(convs)} conversations (seeds {args.seeds[0]}..{args.seeds[-1]}), "
-                         f"{turns} turns, {qs} questions")  # fmt: skip
-            for seed, conv in zip(args.seeds, convs, strict=True):
-                one = evaluate([conv], data_dir, methods)
-                cells = "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one)
-                print(f"  seed {seed}: recall@10 {cells}")
-            if not args.no_cli and style == styles[0]:
-                check_cli(convs[0], data_dir)
+    methods: dict[str, Weights | None] = {"plain BM25": None, "index BM25": Weights.bm25()}
+    if args.ablate:
+        for name, change in ABLATIONS.items():
+            methods[name] = dataclasses.replace(Weights(), **change)
+    methods["recall"] = Weights()
+    gens = ("facts", "persona") if args.gen == "both" else (args.gen,)
+    summary = []
+    for gen in gens:
+        styles = [s for s in args.style.split(",") if gen == "persona" or s in ("named", "plain")]
+        for style in styles:
+            with tempfile.TemporaryDirectory() as tmp:
+                data_dir = Path(tmp)
+                cases = [make_case(gen, seed, style) for seed in args.seeds]
+                for case in cases:
+                    case.write(data_dir)  # type: ignore[operator]
+                turns = sum(len(c.turns) for c in cases)
+                qs = sum(len(c.questions) for c in cases)
+                found = evaluate(cases, data_dir, methods)
+                seeds = f"seeds {args.seeds[0]}..{args.seeds[-1]}"
+                title = f"{gen} style={style}: {len(cases)} conversations ({seeds}), {turns} turns, {qs} questions"
+                table(found, title)
+                per_seed = []
+                for seed, case in zip(args.seeds, cases, strict=True):
+                    one = evaluate([case], data_dir, methods)
+                    per_seed.append({n: recall_at(one[n]["all"], 10) for n in one})
+                    if not args.quiet:
+                        cells = "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one)
+                        print(f"  seed {seed}: recall@10 {cells}")
+                ours = [p["recall"] for p in per_seed]
+                base = [p["index BM25"] for p in per_seed]
+                at10 = {n: recall_at(found[n]["all"], 10) for n in ("plain BM25", "index BM25", "recall")}
+                summary.append((gen, style, *at10.values(), min(ours), max(ours), min(base), max(base)))
+                if not args.no_cli and style == styles[0]:
+                    check_cli(cases[0], data_dir)
+    print("\nrecall@10 (per-seed min-max)")
+    print(f"{'generator':<9} {'style':<9} {'plain BM25':>10} {'index BM25':>18} {'recall':>18}")
+    for gen, style, p, i, r, rlo, rhi, ilo, ihi in summary:
+        print(f"{gen:<9} {style:<9} {100 * p:>9.1f}% {100 * i:>6.1f}% ({100 * ilo:.0f}-{100 * ihi:.0f}) "
+              f"{100 * r:>6.1f}% ({100 * rlo:.0f}-{100 * rhi:.0f})")  # fmt: skip
     return 0
 
 

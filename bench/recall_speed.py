@@ -2,7 +2,8 @@
 
 Writes a long chat (1,000,000 messages by default) and a short one (1,000) into a temp DATA_DIR,
 with Korean and English words drawn from a Zipf distribution (so some words are in a large share
-of the messages, like real chat), then measures:
+of the messages, like real chat) and everyday English sentences (a fifth of the messages), then
+measures:
 
 - rebuild: indexing the whole long chat from its transcript into an empty index;
 - query: search latency (median and worst of several runs per query) over a mix of rare, common,
@@ -30,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.recall_persona import ECHO, SMALL, TOPICS
 from memory.recall import RecallIndex
 from memory.transcript import Transcript
 
@@ -44,6 +46,9 @@ QUERIES = [
     "2025년 3월 여행",
     "Kyoto trip in March 2025",
     "w17 w2301",
+    "What hobbies does Caroline have?",  # a general word: its kinds are searched too (memory.recall.lexicon)
+    "What pets does Melanie have?",
+    "When did Caroline go to the support group?",
 ]
 
 
@@ -60,9 +65,23 @@ def _vocab(rnd: random.Random) -> tuple[list[str], list[float], list[str], list[
     return ko, cum(len(ko)), en, cum(len(en))
 
 
+def _english(rnd: random.Random) -> list[str]:
+    """Everyday English sentences (those of bench.recall_persona, details filled at random)."""
+    out = [*SMALL, *(x for v in ECHO.values() for x in v)]
+    for topic in TOPICS:
+        for _, text in [*topic.say, *(topic.again or [])]:
+            for _ in range(5):
+                values = {k: rnd.choice(v) for k, v in topic.slots.items()}
+                values.update({k + "2": rnd.choice(v) for k, v in topic.slots.items()})
+                values.update(o="Caroline", s="Mel", p="her", weekday="Friday", S="Melanie", O="Caroline")
+                out.append(text.format(**values))
+    return out
+
+
 def write_chat(path: Path, messages: int, seed: int) -> None:
     rnd = random.Random(seed)
     ko, ko_cum, en, en_cum = _vocab(rnd)
+    sentences = _english(rnd)
     particles = ["", "", "는", "를", "에서", "이", "가", "로"]
 
     def pick(words: list[str], cumw: list[float], k: int) -> list[str]:
@@ -74,7 +93,10 @@ def write_chat(path: Path, messages: int, seed: int) -> None:
         for i in range(messages):
             day = 1 + (i * 700) // messages
             at = f"2024-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
-            if rnd.random() < 0.5:
+            x = rnd.random()
+            if x < 0.2:
+                text = rnd.choice(sentences)  # real English: common words, and words the lexicon relates
+            elif x < 0.6:
                 text = " ".join(w + rnd.choice(particles) for w in pick(ko, ko_cum, rnd.randint(3, 12)))
             else:
                 text = " ".join(pick(en, en_cum, rnd.randint(4, 16)))

@@ -32,10 +32,16 @@ Suggested defaults for the wiring: ``RECALL_TURNS=5`` hits in the automatic bloc
 ``before`` = the offset of the first message sent verbatim (or of the first one the summary
 does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 
-Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``dates`` (dates in
-queries), ``store`` (SQLite schema and incremental indexing), ``rank`` (BM25 candidates re-scored
-with neighbouring turns, the session, dates, speaker and recency), ``index`` (RecallIndex, Hit),
-``block`` (the related-memories block).
+Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
+forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
+``store`` (SQLite schema and incremental indexing, who said a turn), ``rank`` (BM25 candidates
+re-scored with neighbouring turns, the session, dates, speaker and recency), ``index``
+(RecallIndex, Hit), ``block`` (the related-memories block).
+
+Transcripts converted from elsewhere work as well: a speaker's name in ``name`` or as a
+``"Name: "`` prefix (or, with neither, inferred from how the two roles greet each other), both
+people under one role, sessions as separate archived files, ``at`` missing or written out
+("1:56 pm on 8 May, 2023"). Quality and speed: bench.recall_eval, bench.recall_speed.
 """
 
 from memory.recall.block import hit_lines, related_block

@@ -16,7 +16,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 MONTHS = {
     name: i
@@ -90,14 +90,60 @@ def day_number(d: date) -> int:
     return d.year * 10000 + d.month * 100 + d.day
 
 
+_CLOCK = r"(?P<h{n}>[012]?\d)[:.](?P<mi{n}>[0-5]\d)\s*(?P<ampm{n}>[ap]\.?m\.?)?"
+_MON = r"(?P<mon>[a-z]{3,9})"
+_WRITTEN_AT = [
+    re.compile(
+        rf"^(?:{_CLOCK.format(n=1)}\s*(?:on\s+|,\s*)?)?{date_part}"
+        rf"(?:,?\s+(?:at\s+)?{_CLOCK.format(n=2)})?$"
+    )
+    for date_part in (
+        rf"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}\.?,?\s+(?P<year>\d{{4}})",
+        rf"{_MON}\.?\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})",
+    )
+]
+
+
+def _written_at(text: str) -> datetime | None:
+    """A date-time written out in English: "1:56 pm on 8 May, 2023", "May 8, 2023 1:56 PM", "8 May 2023"."""
+    text = " ".join(text.lower().split())
+    m = next((m for p in _WRITTEN_AT if (m := p.match(text))), None)
+    if m is None:
+        return None
+    g = m.groupdict()
+    month = MONTHS.get(g["mon"]) or MONTHS.get(g["mon"][:3])
+    if month is None:
+        return None
+    day = int(g["day"])
+    hour = int(g["h1"] or g["h2"] or 0)
+    minute = int(g["mi1"] or g["mi2"] or 0)
+    ampm = (g["ampm1"] or g["ampm2"] or "").replace(".", "")
+    if ampm and not 1 <= hour <= 12:
+        return None
+    if ampm == "pm" and hour != 12:
+        hour += 12
+    elif ampm == "am" and hour == 12:
+        hour = 0
+    try:
+        return datetime(int(g["year"]), month, day, hour, minute)
+    except ValueError:
+        return None
+
+
 def parse_at(at: object) -> tuple[float | None, int | None]:
-    """(epoch seconds, yyyymmdd of its own wall clock) of an ISO-8601 ``at``; naive times count as UTC."""
-    if not isinstance(at, str) or not at:
+    """(epoch seconds, yyyymmdd of its own wall clock) of ``at``: ISO-8601, or written out in English
+    ("1:56 pm on 8 May, 2023"), or epoch seconds; naive times count as UTC."""
+    if isinstance(at, int | float) and not isinstance(at, bool) and 0 < at < 1e11:
+        return float(at), day_number(datetime.fromtimestamp(at, UTC).date())
+    if not isinstance(at, str) or not at.strip():
         return None, None
     try:
         dt = datetime.fromisoformat(at.strip().replace("Z", "+00:00"))
     except ValueError:
-        return None, None
+        written = _written_at(at)
+        if written is None:
+            return None, None
+        dt = written
     day = day_number(dt.date())
     if dt.tzinfo is None:
         return calendar.timegm(dt.timetuple()) + dt.microsecond / 1e6, day

@@ -156,9 +156,10 @@ class RecallIndex:
         interrupted and awaited first: closing a connection in use would crash the process."""
         with self._lock:
             self._closed = True
-            for c in self._conns:
-                with contextlib.suppress(sqlite3.Error):
-                    c.interrupt()
+            if self._active:  # (interrupting an idle connection would also stop its checkpoint at close)
+                for c in self._conns:
+                    with contextlib.suppress(sqlite3.Error):
+                        c.interrupt()
             self._idle.wait_for(lambda: self._active == 0, timeout=60)
             conns, self._conns = self._conns, []
         for c in conns:

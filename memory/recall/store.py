@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from memory.window import content_text
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"  # bump when the schema or the terms made by memory.recall.text change
+VERSION = "2"  # bump when the schema or the terms made by memory.recall.text change
 DB_NAME = "recall.sqlite3"
 SESSION_GAP = 3 * 3600.0  # seconds of silence that start a new session
 BATCH_LINES = 20_000  # lines per transaction when indexing a large file
@@ -81,6 +82,7 @@ CREATE TABLE IF NOT EXISTS turns(
     at TEXT,
     role TEXT NOT NULL,
     name TEXT,
+    speaker TEXT,
     session INTEGER NOT NULL,
     dead INTEGER NOT NULL DEFAULT 0,
     nterms INTEGER NOT NULL,
@@ -365,8 +367,9 @@ def _index_batch(
             if ts is not None:
                 prev_ts = ts
             name = data.get("name") if isinstance(data.get("name"), str) else None
-            if name:
-                speakers.add(name.casefold())
+            speaker = speaker_of(name, text)
+            if speaker:
+                speakers.add(speaker)
             if (
                 role == "user"
                 and data.get("retry")
@@ -381,7 +384,7 @@ def _index_batch(
             terms_total += len(terms)
             at = data.get("at") if isinstance(data.get("at"), str) else None
             turn_rows.append(
-                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, session, len(terms), text)
+                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, speaker, session, len(terms), text)
             )
             fts_rows.append((next_id, " ".join(terms)))
             recent = [*recent[-1:], (next_id, role, text)]
@@ -392,8 +395,8 @@ def _index_batch(
         return 0, False
     head = row.head or _head(path)
     conn.executemany(
-        "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, session, nterms, content) "
-        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, speaker, session, nterms, content) "
+        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         turn_rows,
     )
     conn.executemany(f"INSERT INTO {chat.fts}(rowid, body) VALUES(?, ?)", fts_rows)
@@ -407,6 +410,18 @@ def _index_batch(
     )
     conn.execute("UPDATE chats SET docs=docs+?, terms=terms+? WHERE id=?", (len(turn_rows), terms_total, chat.id))
     return len(turn_rows), more
+
+
+_PREFIX = re.compile(r"([A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}): \S")
+
+
+def speaker_of(name: str | None, text: str) -> str | None:
+    """Who said a turn, case-folded: its ``name`` field, else a ``"Name: "`` the text starts with
+    (transcripts of group chats, and conversations converted from elsewhere, write it so)."""
+    if name and name.strip():
+        return name.strip().casefold()
+    m = _PREFIX.match(text)
+    return m.group(1).casefold() if m else None
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:

@@ -4,7 +4,9 @@ One tokenizer, written here in Python, makes the terms of both sides, so the SQL
 only stores space-separated terms and never has to agree with us on a tokenizer:
 
 - Latin and other alphabetic words: NFKC, case-folded, accents removed, English stopwords
-  dropped, the rest reduced by the Porter stemmer (``painting`` / ``painted`` -> ``paint``).
+  dropped, irregular forms put in their base form (``ran`` -> ``run``, ``children`` -> ``child``:
+  memory.recall.lexicon), the rest reduced by the Porter stemmer (``painting`` / ``painted`` ->
+  ``paint``).
   Numbers are kept as they are (``4719``).
 - Hangul (and kana / CJK ideographs): overlapping character bigrams of each run
   (``자물쇠는`` -> ``자물 물쇠 쇠는``), a single character for a one-character run. A two-syllable
@@ -25,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.recall.lexicon import base
 from memory.recall.stem import stem
 
 _CJK = "\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -54,6 +57,7 @@ QUERY_STOPWORDS = DOC_STOPWORDS | frozenset(
     when where why how whose tell remember recall say said mention mentioned talk talked
     know think thing things something anything kind sort like please thanks thank sure really
     get got go went going make made let us one ever last time times
+    likely probably possibly perhaps maybe recently lately usually typically often many much long
     """.split()
 )
 
@@ -107,7 +111,12 @@ def _word_term(word: str) -> str | None:
         return None
     if len(folded) > _MAX_WORD:
         folded = folded[:_MAX_WORD]
-    return stem(folded)
+    return stem(base(folded))
+
+
+def word_term(word: str) -> str | None:
+    """The index term of one word (None for a stopword): what a lexicon word becomes in the index."""
+    return _word_term(word)
 
 
 def doc_terms(text: str) -> list[str]:

@@ -1,0 +1,424 @@
+# ruff: noqa: E501  (tables of sentences)
+"""A second generator: long chats between two named friends, in the manner of public long-term
+conversational memory benchmarks (two people, 18-30 dated sessions over months, chatty turns of one
+to four sentences that address the other by name, photos shared with a caption).
+
+Each person has a life: hobbies, pets, family, work, causes, trips; episodes of it are told in
+sessions ("I finally signed up for a pottery class last Friday!"), the friend reacts and asks, the
+person answers with details, some episodes happen again later or change. The friend has a life of
+their own on overlapping topics, and most turns are warm small talk with the same everyday words.
+
+Questions (kinds as in such benchmarks), each with the transcript lines of its evidence turns:
+
+- ``single``: one turn, asked with other words ("What did Mel make in her pottery class?" for the
+  answer turn "A little bowl with a blue glaze...");
+- ``temporal``: "When did X ...?" (evidence: the turn telling the event; the date is the session's);
+- ``multi``: evidence in several sessions ("What hobbies does X have?", "What has X made in
+  pottery class?", "How many times did X go camping?");
+- ``open``: needs a guess from the evidence ("Would X enjoy a ceramics exhibition?");
+- ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
+  the one it is true of).
+
+``layout`` says how the chat is written as transcripts (how an evaluator might convert such data):
+``named`` (``"Name: text"`` with a ``name`` field, the first speaker ``user``), ``plain`` (text
+only, roles tell who), ``oneside`` (both speakers ``user``, names in the text and ``name``),
+``sessions`` (``named``, one archived transcript file per session, no live one), ``rawdate``
+(``named`` with ``at`` written as "1:56 pm on 8 May, 2023"), ``nodate`` (``named`` without ``at``).
+All turns of a session carry the session's date-time.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
+
+PEOPLE = [
+    ("Caroline", "Caro", "her"), ("Melanie", "Mel", "her"), ("Jonathan", "Jon", "his"), ("Gina", "Gi", "her"),
+    ("Nathaniel", "Nate", "his"), ("Joanna", "Jo", "her"), ("Deborah", "Deb", "her"), ("Calvin", "Cal", "his"),
+    ("Andrew", "Andy", "his"), ("Audrey", "Aud", "her"), ("Timothy", "Tim", "his"), ("Evangeline", "Evie", "her"),
+    ("Maximilian", "Max", "his"), ("Samantha", "Sam", "her"), ("Roberto", "Rob", "his"), ("Priyanka", "Priya", "her"),
+]  # fmt: skip
+
+
+@dataclass
+class Topic:
+    """An episode of someone's life. ``say``: (who, text) lines, who 'S' (the subject) or 'O' (the
+    friend); ``asks``: (kind, question, index of the evidence line in ``say``); ``again``: a later
+    episode on the same topic (its asks may point at lines of both: 'a<i>' for ``again``'s lines);
+    ``cat``: the topic's kind for the 'multi' questions across topics."""
+
+    key: str
+    cat: str
+    say: list[tuple[str, str]]
+    asks: list[tuple[str, str, int]]
+    slots: dict[str, list[str]] = field(default_factory=dict)
+    again: list[tuple[str, str]] | None = None
+    again_asks: list[tuple[str, str, list[str]]] = field(default_factory=list)
+
+
+TOPICS = [
+    Topic("pottery", "hobby",
+          [("S", "Guess what, I finally signed up for a pottery class last {weekday}! Getting my hands all muddy was so therapeutic."),
+           ("O", "A pottery class? That's awesome, {s}! What did you make?"),
+           ("S", "A little {thing} with a {color} glaze. It's wonky but I love it. [shared an image: a photo of a {color} ceramic {thing} on a table]")],
+          [("temporal", "When did {S} sign up for a pottery class?", 0), ("single", "What did {S} make in {p} pottery class?", 2),
+           ("open", "Would {S} enjoy a ceramics exhibition?", 0), ("single", "What does {S} find therapeutic?", 0)],
+          {"thing": ["bowl", "mug", "vase", "plate"], "color": ["blue", "green", "speckled white", "rust orange"]},
+          again=[("S", "Back at the studio this week! I threw a {thing2} on the wheel and it actually came out even."),
+                 ("O", "Look at you, a real potter now!")],
+          again_asks=[("multi", "What items has {S} made with clay?", ["2", "a0"])]),
+    Topic("painting", "hobby",
+          [("S", "I've been painting again, {o}. Here's one I finished yesterday, it's {scene}. [shared an image: a painting of {scene}]"),
+           ("O", "Wow, the colours are so vivid! What inspired it?"),
+           ("S", "I saw it on my morning walk and couldn't stop thinking about it. Painting helps me unwind after a long day.")],
+          [("single", "What did {S} paint recently?", 0), ("single", "How does {S} unwind after a long day?", 2),
+           ("open", "Would {S} like a gift card for an art supply store?", 0)],
+          {"scene": ["a sunrise over a lake", "a field of sunflowers", "a lighthouse in a storm", "an old oak tree"]},
+          again=[("S", "Finished another canvas, {scene2} this time. [shared an image: a painting of {scene2}]")],
+          again_asks=[("multi", "What has {S} painted?", ["0", "a0"])]),
+    Topic("camping", "hobby",
+          [("S", "We just got back from camping at {park} with the kids! We roasted marshmallows and told stories by the fire."),
+           ("O", "That sounds like so much fun! How was the weather?"),
+           ("S", "Cold at night but the stars were unreal. The kids want to go again already.")],
+          [("temporal", "When did {S} go camping?", 0), ("single", "Where did {S} go camping with the kids?", 0)],
+          {"park": ["the lake", "Pine Ridge", "the national park", "the mountains"]},
+          again=[("S", "We went camping again, this time at {park2}, and saw a meteor shower!")],
+          again_asks=[("multi", "How many times has {S} gone camping?", ["0", "a0"])]),
+    Topic("hiking", "hobby",
+          [("S", "I did the {trail} trail on {weekday}, eight miles up and back. My legs are still sore!"),
+           ("O", "Eight miles! What was the view like at the top?"),
+           ("S", "You could see the whole valley and a waterfall. Totally worth the climb.")],
+          [("temporal", "When did {S} hike the {trail} trail?", 0), ("single", "Which trail did {S} hike?", 0), ("single", "What could {S} see from the top of the trail?", 2)],
+          {"trail": ["Eagle Peak", "Red Rock", "Bear Creek", "Cedar Ridge"]}),
+    Topic("swimming", "hobby",
+          [("S", "I joined the pool near my place and I swim laps every morning before work now."),
+           ("O", "Every morning? I'm impressed, {s}!")],
+          [("single", "What does {S} do every morning before work?", 0), ("open", "Is {S} likely a morning person?", 0)]),
+    Topic("running", "hobby",
+          [("S", "I ran a charity {race} last {weekday} to raise money for {cause}. It was exhausting but so rewarding!"),
+           ("O", "That's amazing! How long did it take you?"),
+           ("S", "About {time}. Not my best, but the crowd cheering at the finish line was incredible.")],
+          [("temporal", "When did {S} run a charity race?", 0), ("single", "What cause did {S} raise money for by running?", 0),
+           ("single", "How long did it take {S} to finish the race?", 2)],
+          {"race": ["5K", "10K", "half marathon"], "cause": ["mental health awareness", "the children's hospital", "cancer research"],
+           "time": ["forty minutes", "two hours", "an hour and ten minutes"]}),
+    Topic("yoga", "hobby",
+          [("S", "I've started doing yoga three times a week, it really calms my mind."),
+           ("O", "I always wanted to try it! Which kind?"),
+           ("S", "Mostly {yoga} at a little studio downtown. The instructor is so patient.")],
+          [("temporal", "When did {S} start doing yoga?", 0), ("single", "What kind of yoga does {S} practise?", 2), ("single", "What helps {S} calm {p} mind?", 0)],
+          {"yoga": ["vinyasa", "hatha", "yin"]}),
+    Topic("gardening", "hobby",
+          [("S", "My tomatoes are finally ripe! I've been spending every evening in the garden."),
+           ("O", "Homegrown tomatoes are the best. What else are you growing?"),
+           ("S", "{veg} and some herbs, basil mostly. [shared an image: a photo of a small vegetable garden]")],
+          [("single", "What is {S} growing in the garden?", 2), ("open", "Would {S} enjoy a farmers market?", 0)],
+          {"veg": ["Zucchini", "Peppers", "Strawberries", "Lettuce"]}),
+    Topic("guitar", "instrument",
+          [("S", "I bought a {guitar} guitar and I'm learning chords from online videos."),
+           ("O", "Can you play a whole song yet?"),
+           ("S", "Just '{song}', badly, haha. My fingertips hurt so much.")],
+          [("temporal", "When did {S} buy a guitar?", 0), ("single", "What instrument did {S} start learning?", 0), ("single", "What song can {S} play?", 2)],
+          {"guitar": ["acoustic", "electric", "secondhand"], "song": ["Wonderwall", "Riptide", "Stand By Me"]}),
+    Topic("violin", "instrument",
+          [("S", "I picked up my old violin again after ten years. I practise scales every night."),
+           ("O", "That's so cool, {s}! Do you play in a group?"),
+           ("S", "I just joined a community orchestra, our first concert is in {month}.")],
+          [("single", "What instrument has {S} played since childhood?", 0), ("single", "What group did {S} join to play music?", 2)],
+          {"month": ["December", "the spring", "two months"]}),
+    Topic("dog", "pet",
+          [("S", "We adopted a {breed} puppy! {Pet} is chewing everything in the house. [shared an image: a photo of a {breed} puppy on a rug]"),
+           ("O", "Oh my gosh, {Pet} is adorable! How are the kids with her?"),
+           ("S", "They are obsessed, they fight over who gets to walk her.")],
+          [("single", "What is the name of {S}'s dog?", 0), ("temporal", "When did {S} adopt a puppy?", 0),
+           ("single", "What breed is {S}'s puppy?", 0)],
+          {"breed": ["beagle", "golden retriever", "corgi", "border collie"], "Pet": ["Luna", "Biscuit", "Pepper", "Oliver"]}),
+    Topic("cat", "pet",
+          [("S", "Meet {Cat}, our new kitten! She sleeps on my laptop while I work. [shared an image: a photo of a grey kitten sleeping on a keyboard]"),
+           ("O", "Stop, that is too cute! Where did you get her?"),
+           ("S", "From the rescue center on {street}, she was the smallest of the litter.")],
+          [("temporal", "When did {S} get a kitten?", 0), ("single", "What is the name of {S}'s kitten?", 0), ("single", "Where did {S} get {p} cat?", 2)],
+          {"Cat": ["Mochi", "Bailey", "Nala", "Ziggy"], "street": ["Main Street", "Elm Road", "the harbour"]}),
+    Topic("kids_museum", "family",
+          [("S", "I took the kids to the {museum} museum yesterday. They loved the {exhibit}!"),
+           ("O", "That sounds like a perfect day out, {s}. Did they learn a lot?"),
+           ("S", "My youngest wouldn't stop talking about it at dinner.")],
+          [("temporal", "When did {S} take the kids to the museum?", 0), ("single", "What did {S}'s kids love at the museum?", 0)],
+          {"museum": ["science", "natural history", "children's"], "exhibit": ["dinosaur skeletons", "planetarium show", "butterfly room"]}),
+    Topic("sibling", "family",
+          [("S", "My {relative} {rname} is visiting from {home} next week, I haven't seen {rname} in two years!"),
+           ("O", "You must be so excited! What are you planning?"),
+           ("S", "A picnic by the river and a day at the beach, just like when we were little.")],
+          [("single", "Who is visiting {S} from {home}?", 0), ("single", "What did {S} plan for the family visit?", 2)],
+          {"relative": ["sister", "brother", "cousin"], "rname": ["Clara", "Felix", "Rosa", "Marcus"],
+           "home": ["Chicago", "Sweden", "Dublin", "Manila"]}),
+    Topic("job", "career",
+          [("S", "Big news, {o}: I got the job as a {job} at {company}! I start on Monday."),
+           ("O", "Congratulations!! You totally deserve it.")],
+          [("temporal", "When did {S} get the job at {company}?", 0), ("single", "What job did {S} get?", 0), ("single", "Where does {S} work?", 0)],
+          {"job": ["nurse", "graphic designer", "software engineer", "school counselor"], "company": ["Brightwell", "Kestrel Labs", "the city hospital"],
+           "job2": ["team lead", "consultant", "project manager"]},
+          again=[("S", "I got promoted to {job2}! More meetings, but I love leading the team."),
+                 ("O", "Wow, a promotion already! So proud of you.")],
+          again_asks=[("multi", "How has {S}'s career changed over time?", ["0", "a0"])]),
+    Topic("study", "career",
+          [("S", "I've decided to go back to school to study {field}. I want to help people going through what I went through."),
+           ("O", "That's such a meaningful path, {s}. What made you decide?"),
+           ("S", "My own counselor changed my life, honestly. I want to pay that forward.")],
+          [("single", "What does {S} want to study?", 0), ("open", "What career path is {S} likely to pursue?", 0),
+           ("single", "Who inspired {S} to go back to school?", 2)],
+          {"field": ["psychology", "social work", "counseling"]}),
+    Topic("support_group", "cause",
+          [("S", "I went to a {group} support group yesterday and it was so powerful. Everyone was so open."),
+           ("O", "That's wonderful, {s}. What was it like?"),
+           ("S", "Hearing their stories made me feel less alone, I'm going every week now.")],
+          [("temporal", "When did {S} go to the support group?", 0), ("single", "What kind of support group does {S} attend?", 0),
+           ("single", "How did the stories at the group make {S} feel?", 2)],
+          {"group": ["grief", "LGBTQ", "new parents", "cancer survivors"]}),
+    Topic("shelter", "cause",
+          [("S", "I've started volunteering at the {shelter} on Saturdays, mostly {task}."),
+           ("O", "That's really generous of you, {s}.")],
+          [("temporal", "When did {S} start volunteering?", 0), ("single", "Where does {S} volunteer?", 0), ("single", "What does {S} do when volunteering?", 0)],
+          {"shelter": ["animal shelter", "food bank", "homeless shelter"], "task": ["sorting donations", "walking the dogs", "serving meals"]}),
+    Topic("trip", "travel",
+          [("S", "We're back from {place}! The {sight} was breathtaking, I took so many photos. [shared an image: a photo of the {sight}]"),
+           ("O", "I'm so jealous! What was the best part?"),
+           ("S", "Honestly the food. I'm still dreaming about the {food}.")],
+          [("single", "Where did {S} travel recently?", 0), ("single", "What food did {S} love on the trip?", 2),
+           ("temporal", "When did {S} get back from {place}?", 0)],
+          {"place": ["Kyoto", "Iceland", "Peru", "Lisbon"], "sight": ["old temple", "waterfall", "mountain pass", "castle"],
+           "food": ["ramen", "street tacos", "custard tarts", "grilled fish"]},
+          again=[("S", "Just booked another trip, {place2} in the fall! I can't wait.")],
+          again_asks=[("multi", "Which places has {S} travelled to or planned to visit?", ["0", "a0"])]),
+    Topic("book", "reading",
+          [("O", "Read anything good lately, {s}?"),
+           ("S", "I'm halfway through '{title}' and I can't put it down. It's about {about}.")],
+          [("single", "What book is {S} reading?", 1), ("single", "What is the book {S} is reading about?", 1)],
+          {"title": ["The Overstory", "Circe", "Educated", "Project Hail Mary"],
+           "about": ["trees and the people who protect them", "a witch on an island", "growing up without school", "an astronaut saving the world"]}),
+    Topic("injury", "health",
+          [("S", "Ugh, I twisted my ankle playing {sport} and now I'm on crutches for a few weeks."),
+           ("O", "Oh no, {s}! Does it hurt a lot?"),
+           ("S", "Only when I try to walk on it, haha. The doctor said rest and ice.")],
+          [("single", "How did {S} get hurt?", 0), ("temporal", "When did {S} sprain {p} ankle?", 0)],
+          {"sport": ["basketball", "volleyball", "soccer"]}),
+    Topic("move", "home",
+          [("S", "We finally moved into our new place in {city}! Boxes everywhere but it feels like home already."),
+           ("O", "Congrats on the move! How's the neighbourhood?"),
+           ("S", "Quiet, with a park right across the street. The kids love it.")],
+          [("temporal", "When did {S} move to {city}?", 0), ("single", "Which city did {S} move to?", 0), ("single", "What is near {S}'s new home?", 2)],
+          {"city": ["Denver", "Portland", "Toronto", "Austin"]}),
+    Topic("concert", "event",
+          [("S", "Last night I saw {band} live, {o}! I screamed so much I lost my voice."),
+           ("O", "No way! Was it as good as you hoped?"),
+           ("S", "Better. They played my favourite song as the encore and I cried, haha.")],
+          [("temporal", "When did {S} see {band} in concert?", 0), ("single", "Which band did {S} see live?", 0)],
+          {"band": ["Coldplay", "the Lumineers", "Florence and the Machine", "Arctic Monkeys"]}),
+    Topic("car", "purchase",
+          [("S", "I finally bought a car, a used {car}! No more waiting for the bus in the rain."),
+           ("O", "Freedom! What colour is it?"),
+           ("S", "{carcolor}, the kids call it the bumblebee, haha.")],
+          [("single", "What car did {S} buy?", 0), ("single", "What colour is {S}'s car?", 2)],
+          {"car": ["Honda Civic", "Toyota Prius", "Subaru Outback"], "carcolor": ["Yellow", "Bright yellow"]}),
+]  # fmt: skip
+
+MULTI_CATS = {
+    "hobby": ["What hobbies does {S} have?", "What activities does {S} enjoy in {p} free time?"],
+    "pet": ["What pets does {S} have?"],
+    "instrument": ["Which musical instruments does {S} play?"],
+    "cause": ["How does {S} help others in {p} community?"],
+    "family": ["What has {S} done with {p} family?"],
+}
+
+SMALL = [
+    "Hey {o}! Good to hear from you! How have you been?", "Hi {o}! It's been a while, what's new?",
+    "Hey {o}, hope you're doing well! Work has been crazy this week.", "Long time no talk, {o}! So much has happened.",
+    "I'm good, thanks for asking! The kids keep me busy as always.", "Same old, same old. Trying to find some balance lately.",
+    "That's so great to hear, {o}! I'm really happy for you.", "Aww, that means so much to me. Thanks for always supporting me.",
+    "You're so right. Family really is everything.", "I know what you mean, life can be a roller coaster sometimes.",
+    "Haha, that's so you! I love it.", "That sounds amazing, I'm so proud of you!",
+    "It's important to take care of yourself too, you know?", "I totally get that. Self-care is so important.",
+    "Thanks, {o}! Talking to you always makes my day better.", "Anyway, enough about me! How are things with you?",
+    "I'll keep you posted! Take care of yourself.", "Bye {o}! Talk soon, and say hi to everyone for me.",
+    "Definitely! Let's catch up again soon.", "Have a great week, {o}! Can't wait to hear more.",
+    "It's been a really busy few weeks but in a good way.", "I had a pretty quiet weekend, just relaxing at home.",
+    "The weather has been so nice lately, we spent a lot of time outside.", "I feel like this year is flying by!",
+    "Wow, that's a lot to take in. How are you feeling about it?", "That must have been really tough for you.",
+    "I'm always here if you need to talk, you know that.", "It really helps to have people who support you.",
+    "Sounds like you had a blast!", "That's such a sweet memory, thanks for sharing it with me.",
+    "Yeah, we've been trying to spend more quality time together.", "Honestly, I needed that break so much.",
+    "I'm learning to be more patient with myself.", "It's all about the little things, right?",
+    "You always know how to cheer me up, {o}.", "That's a great idea, I might try that too!",
+]  # fmt: skip
+
+# the friend's own chatter on the same topics (no facts asked about)
+ECHO = {
+    "hobby": ["I wish I had time for a hobby like that, work eats all my evenings.", "I tried painting once, it was a disaster, haha.",
+              "We went on a little walk in the park last weekend, nothing fancy.", "I keep saying I'll start exercising more."],
+    "pet": ["My neighbour's dog barks all night, it drives me nuts.", "I'd love a pet someday but our landlord says no."],
+    "instrument": ["I played piano as a kid but I forgot everything.", "Music always makes me feel better."],
+    "family": ["My kids have been fighting all week, I need a vacation!", "We had a big family dinner on Sunday, so loud but fun."],
+    "career": ["Work has been stressful, my manager keeps changing the deadlines.", "Sometimes I think about changing careers."],
+    "cause": ["I donated some old clothes last week, felt good to declutter.", "Our community is so supportive, I'm grateful."],
+    "travel": ["I need a vacation so badly.", "Airports stress me out, but I love being somewhere new."],
+    "reading": ["I keep buying books and never reading them.", "I listen to audiobooks on my commute now."],
+    "health": ["I finally went to the dentist, all good!", "My back hurts from sitting all day."],
+    "home": ["Rent keeps going up everywhere.", "I'd love to live near the sea someday."],
+    "event": ["I haven't been to a concert in years.", "We watched a movie at home, popcorn and all."],
+    "purchase": ["Everything is so expensive these days.", "I really need to stop buying stuff online."],
+}  # fmt: skip
+
+
+@dataclass
+class Question:
+    text: str
+    kind: str
+    evidence: list[tuple[str | None, int]]  # (archived file name or None for the live one, 1-based line)
+
+
+@dataclass
+class Conversation:
+    chat: str
+    files: dict[str | None, list[dict[str, object]]]  # None: the live transcript, else archive file name
+    questions: list[Question]
+
+    @property
+    def lines(self) -> list[dict[str, object]]:
+        return [m for f in self.files.values() for m in f]
+
+
+def _fmt(text: str, values: dict[str, str]) -> str:
+    return text.format(**values)
+
+
+def _raw_at(t: datetime) -> str:
+    hour = t.strftime("%I").lstrip("0")
+    return f"{hour}:{t:%M} {t:%p}".lower() + f" on {t.day} {t:%B}, {t.year}"
+
+
+def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -> Conversation:
+    """One conversation and its questions (deterministic for a seed and layout)."""
+    rnd = random.Random(seed * 7919 + 17)
+    (a, a_short, a_p), (b, b_short, b_p) = rnd.sample(PEOPLE, 2)
+    sessions = sessions or rnd.randint(18, 30)
+    who = {a: (a_short, a_p), b: (b_short, b_p)}
+    # each person lives through ~10 topics; some topics happen to both (with other details)
+    plan: list[list[tuple[Topic, str, dict[str, str], bool]]] = [[] for _ in range(sessions)]
+    lives: list[tuple[Topic, str, dict[str, str], int, int | None]] = []  # topic, subject, values, session, again
+    for subject in (a, b):
+        for topic in rnd.sample(TOPICS, k=11):
+            values = {k: rnd.choice(v) for k, v in topic.slots.items()}
+            for k, v in topic.slots.items():  # the second time: another value
+                others = [x for x in v if x != values[k]]
+                values.setdefault(k + "2", rnd.choice(others or v))
+            s = rnd.randrange(0, sessions - 3)
+            plan[s].append((topic, subject, values, False))
+            again = None
+            if topic.again is not None and rnd.random() < 0.7:
+                again = rnd.randrange(s + 2, sessions)
+                plan[again].append((topic, subject, values, True))
+            lives.append((topic, subject, values, s, again))
+    start = datetime(2022, 3, 1, 9, 0) + timedelta(days=rnd.randrange(400))
+    files: dict[str | None, list[dict[str, object]]] = {}
+    evidence: dict[tuple[int, bool, int], tuple[str | None, int]] = {}  # (id(values), again, say index) -> line
+    when = start
+    for si in range(sessions):
+        when += timedelta(days=rnd.randint(4, 24), minutes=rnd.randint(-300, 300))
+        when = when.replace(hour=rnd.randint(8, 21), minute=rnd.randint(0, 59))
+        fname = None if layout != "sessions" else f"chat{seed}.{when:%Y%m%dT%H%M%S}Z.jsonl"
+        lines = files.setdefault(fname, [])
+        turns: list[tuple[str, str, tuple[int, bool, int] | None]] = []
+        opener = rnd.choice((a, b))
+        other_of = {a: b, b: a}
+
+        def small(speaker: str, other_of: dict[str, str] = other_of) -> str:
+            return _fmt(rnd.choice(SMALL), {"o": rnd.choice((other_of[speaker], who[other_of[speaker]][0]))})
+
+        hello = _fmt(rnd.choice(SMALL[:4]), {"o": rnd.choice((other_of[opener], who[other_of[opener]][0]))})
+        turns.append((opener, hello, None))
+        turns.append((other_of[opener], small(other_of[opener]), None))
+        blocks: list[list[tuple[str, str, tuple[int, bool, int] | None]]] = []
+        for topic, subject, values, again in plan[si]:
+            friend = other_of[subject]
+            full = {
+                "S": subject, "O": friend, "s": rnd.choice((subject, who[subject][0])),
+                "o": rnd.choice((friend, who[friend][0])), "p": who[subject][1], "weekday": rnd.choice(
+                    ("Friday", "Saturday", "Sunday", "Tuesday")), **values,
+            }  # fmt: skip
+            says = topic.again if again and topic.again else topic.say
+            block = [
+                (subject if w == "S" else friend, _fmt(text, full), (id(values), again, i) if w == "S" else None)
+                for i, (w, text) in enumerate(says)
+            ]
+            if rnd.random() < 0.5:
+                block.append((friend, rnd.choice(ECHO[topic.cat]), None))
+            blocks.append(block)
+        for _ in range(rnd.randint(1, 3)):
+            blocks.append([(rnd.choice((a, b)), rnd.choice(ECHO[rnd.choice(sorted(ECHO))]), None)])
+        rnd.shuffle(blocks)
+        for block in blocks:
+            turns.extend(block)
+            for _ in range(rnd.randint(1, 4)):
+                last = turns[-1][0]
+                turns.append((other_of[last], small(other_of[last]), None))
+        while len(turns) < 16:
+            last = turns[-1][0]
+            turns.append((other_of[last], small(other_of[last]), None))
+        last = turns[-1][0]
+        turns.append((other_of[last], _fmt(rnd.choice(SMALL[16:20]), {"o": last}), None))
+        for speaker, text, key in turns:
+            role = "user" if speaker == a or layout == "oneside" else "assistant"
+            msg: dict[str, object] = {"role": role, "content": text if layout == "plain" else f"{speaker}: {text}"}
+            if layout != "plain":
+                msg["name"] = speaker
+            if layout == "rawdate":
+                msg["at"] = _raw_at(when)
+            elif layout != "nodate":
+                msg["at"] = when.isoformat(timespec="seconds")
+            lines.append(msg)
+            if key is not None:
+                evidence[key] = (fname, len(lines))
+    questions: list[Question] = []
+    for topic, subject, values, _s, again in lives:
+        friend = b if subject == a else a
+        full = {"S": subject, "O": friend, "p": who[subject][1], **values}
+        singles = []
+        for kind, q, i in topic.asks:
+            ev = evidence.get((id(values), False, i))
+            if ev is None:
+                continue
+            questions.append(Question(_fmt(q, full), kind, [ev]))
+            if kind == "single":
+                singles.append((q, ev))
+        if singles and rnd.random() < 0.8:  # the same question about the wrong person
+            q, ev = rnd.choice(singles)
+            questions.append(Question(_fmt(q, {**full, "S": friend}), "adversarial", [ev]))
+        if again is not None:
+            for _kind, q, refs in topic.again_asks:
+                evs = [evidence.get((id(values), r.startswith("a"), int(r.lstrip("a")))) for r in refs]
+                if all(evs):
+                    questions.append(Question(_fmt(q, full), "multi", [e for e in evs if e]))
+    for cat, qs in MULTI_CATS.items():
+        for subject in (a, b):
+            evs = [evidence.get((id(v), False, 0)) for t, s, v, _, _ in lives if s == subject and t.cat == cat]
+            evs = [e for e in evs if e]
+            if len(evs) >= 2:
+                q = rnd.choice(qs)
+                questions.append(Question(_fmt(q, {"S": subject, "p": who[subject][1]}), "multi", evs[:4]))
+    return Conversation(f"chat{seed}", files, questions)
+
+
+def write(conv: Conversation, data_dir: Path) -> None:
+    """Write the conversation's transcripts under ``data_dir/chats`` (archives in ``chats/archive``)."""
+    chats = data_dir / "chats"
+    for name, lines in conv.files.items():
+        path = chats / f"{conv.chat}.jsonl" if name is None else chats / "archive" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            for m in lines:
+                f.write(json.dumps(m, ensure_ascii=False) + "\n")

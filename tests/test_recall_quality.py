@@ -1,0 +1,159 @@
+"""Recall quality features: other words for the same thing, who said it, repeats, session dates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory.recall import RecallIndex
+from memory.recall.dates import parse_at
+from memory.recall.lexicon import base
+from memory.recall.rank import Weights
+from memory.recall.text import doc_terms, query_terms
+
+SMALL_TALK = [
+    "How was your week?", "Pretty busy, work has been a lot.", "Same here, I need a break.",
+    "Let's catch up soon!", "Sounds good, talk later.", "The weather is lovely today.",
+    "I made soup for dinner.", "My neighbours are loud again.",
+]  # fmt: skip
+
+
+def write(data_dir: Path, chat: str, turns: list[dict], *, archive: str | None = None) -> None:
+    path = data_dir / "chats" / (f"archive/{chat}.{archive}.jsonl" if archive else f"{chat}.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        for t in turns:
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+
+
+def turn(role: str, content: str, at: str | None = "2023-05-08T13:56:00", **extra) -> dict:
+    out = {"role": role, "content": content, **extra}
+    if at is not None:
+        out["at"] = at
+    return out
+
+
+def chatter(n: int, names: tuple[str, str] | None = None) -> list[dict]:
+    out = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = f"{SMALL_TALK[i % len(SMALL_TALK)]} ({i})"
+        if names:
+            name = names[i % 2]
+            out.append(turn(role, f"{name}: {text}", name=name))
+        else:
+            out.append(turn(role, text))
+    return out
+
+
+@pytest.fixture
+def index(data_dir: Path):
+    idx = RecallIndex(data_dir)
+    yield idx
+    idx.close()
+
+
+def lines(hits) -> list[int]:
+    return [h.line for h in hits]
+
+
+# -- words ------------------------------------------------------------------------------------------
+
+
+def test_irregular_forms_meet_their_base_form():
+    assert base("ran") == "run" and base("bought") == "buy" and base("children") == "child"
+    assert base("running") == "running"  # regular forms are the stemmer's job
+    assert doc_terms("I ran a 10K") == doc_terms("I run a 10K")
+    assert doc_terms("the children") == doc_terms("the child")
+    assert [t.text for t in query_terms("When did she run the race?")] == doc_terms("ran race")
+
+
+def test_a_question_in_other_words_finds_the_turn(data_dir, index):
+    write(data_dir, "c", chatter(40))
+    write(data_dir, "c", [turn("user", "We adopted a beagle puppy last week, she chews everything!")])
+    write(data_dir, "c", chatter(40))
+    write(data_dir, "c", [turn("user", "I ran a charity race for the children's hospital.")])
+    write(data_dir, "c", chatter(20))
+    assert 41 in lines(index.search("c", "What pets does she have?", 3))  # pet -> puppy
+    assert 82 in lines(index.search("c", "When did she run for charity?", 3))  # run = ran
+    assert 82 in lines(index.search("c", "What did she do for the kids hospital?", 3))  # kids -> children
+    # without query expansion the general word finds nothing
+    with RecallIndex(data_dir, weights=Weights(expand=0.0)) as plain:
+        assert 41 not in lines(plain.search("c", "What pets does she have?", 3))
+
+
+def test_repeated_small_talk_does_not_fill_the_results(data_dir, index):
+    write(data_dir, "c", [turn("user", "Coffee is the only thing keeping me going.") for _ in range(6)])
+    write(data_dir, "c", [turn("assistant", "I had coffee with Tom at the station cafe this morning, lovely chat.")])
+    write(data_dir, "c", chatter(30))
+    assert 7 in lines(index.search("c", "coffee", 3))
+    with RecallIndex(data_dir, weights=Weights(duplicate=1.0)) as plain:
+        assert 7 not in lines(plain.search("c", "coffee", 3))
+
+
+# -- who said it -----------------------------------------------------------------------------------
+
+
+def test_the_named_speaker_comes_first_also_from_a_name_prefix(data_dir, index):
+    said = [
+        turn("user", "Melanie: I finished a painting of a lighthouse yesterday."),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny!"),
+    ]
+    write(data_dir, "c", chatter(30, ("Melanie", "Caroline")) + said + chatter(30, ("Melanie", "Caroline")))
+    assert index.search("c", "What did Caroline paint?", 1)[0].line == 32
+    assert index.search("c", "What did Melanie paint?", 1)[0].line == 31
+
+
+def test_without_names_the_person_is_found_by_how_the_other_greets_them(data_dir, index):
+    # no names anywhere: the user is the one the assistant calls "Mel"
+    greetings = [
+        turn("user", "Hey Caroline! How are you?"), turn("assistant", "Hi Mel! Good, thanks."),
+        turn("user", "Thanks, Caroline, that helps."), turn("assistant", "Anytime, Mel!"),
+        turn("user", "Bye Caroline!"), turn("assistant", "Take care, Mel."),
+    ]  # fmt: skip
+    said = [turn("assistant", "I painted a lighthouse at dawn."), turn("user", "I painted a lighthouse at dusk.")]
+    write(data_dir, "c", greetings + chatter(30) + said + chatter(10))
+    assert index.search("c", "What did Mel paint?", 1)[0].content == "I painted a lighthouse at dusk."
+    assert index.search("c", "What did Caroline paint?", 1)[0].content == "I painted a lighthouse at dawn."
+
+
+# -- sessions and dates --------------------------------------------------------------------------------
+
+
+def test_written_out_session_dates_are_read():
+    assert parse_at("1:56 pm on 8 May, 2023")[1] == 20230508
+    assert parse_at("12:09 am on 13 September, 2023") == parse_at("2023-09-13T00:09:00")
+    assert parse_at("May 8, 2023 1:56 PM") == parse_at("2023-05-08T13:56:00")
+    assert parse_at("8 May 2023")[1] == 20230508
+    assert parse_at(1683554160) == parse_at("2023-05-08T13:56:00Z")  # epoch seconds
+    for bad in ("31 February, 2023", "13:00 pm on 8 May, 2023", "8 Foo 2023", "soon", "", True, None, -5):
+        assert parse_at(bad) == (None, None), bad
+
+
+def test_sessions_in_archive_files_and_written_dates_are_searched(data_dir, index):
+    for i, when in enumerate(("1:56 pm on 8 May, 2023", "10:37 am on 27 June, 2023")):
+        turns = [turn("user", t["content"], at=when) for t in chatter(10)]
+        if i == 1:
+            turns[4] = turn("user", "Our pottery class made a blue vase", at=when)
+        write(data_dir, "c", turns, archive=f"2023050{i}T000000Z")
+    hits = index.search("c", "What did they make in pottery class?", 1)
+    assert (hits[0].file, hits[0].line) == ("c.20230501T000000Z.jsonl", 5)
+    assert index.search("c", "pottery in June 2023", 1)[0].line == 5
+
+
+def test_the_answer_to_a_question_about_it_counts_more_than_a_mere_neighbour(data_dir, index):
+    write(data_dir, "c", [
+        turn("user", "What did you make at the pottery studio?"),
+        turn("assistant", "A little blue bowl, wonky but cute."),
+        *chatter(30),
+        turn("user", "Pottery studio closed!"),  # shorter: a better match than the question
+        turn("assistant", "Oh, a pity."),
+        *chatter(10),
+    ])  # fmt: skip
+    found = lines(index.search("c", "What did she make at the pottery studio?", 10))
+    assert found.index(2) < found.index(34)
+    with RecallIndex(data_dir, weights=Weights(answer=0.0)) as plain:
+        found = lines(plain.search("c", "What did she make at the pottery studio?", 10))
+        assert found.index(34) < found.index(2)
