@@ -18,7 +18,6 @@ One object owns building the request from memory and writing the turn back:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -30,13 +29,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.locks import ChatLocks
-from bot.model import Model, ModelError, Reply, TextCallback, Usage
-from bot.prompt import build_system, with_cache_breakpoint
+from bot.model import Model, ModelError, TextCallback, Usage
+from bot.prompt import build_system
+from bot.toolloop import ToolLoop, api_message, iso
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
 from bot.turnlog import log_turn
-from memory.content import api_content, content_text
+from bot.upkeep import Upkeep
+from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
 from memory.recall import RecallIndex, related_block
@@ -52,7 +53,6 @@ ChatId = int | str
 MAX_TOOL_ROUNDS = 4
 """Tool rounds per question; after that Claude must answer without tools."""
 
-NO_TOOLS = {"type": "none"}
 
 OFFSET = "_offset"
 """Where a message read from the transcript starts (kept beside its fields, never sent or stored)."""
@@ -74,9 +74,6 @@ class Spend:
 
 SpendSink = Callable[[Spend], None]
 
-payer: contextvars.ContextVar[tuple[str, int | None] | None] = contextvars.ContextVar("payer", default=None)
-"""(chat, user) whose work the current task does: set for background compactions, read by
-the summarizer's usage report (bot/wiring.py)."""
 
 
 class NothingToRetry(Exception):
@@ -118,13 +115,8 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _iso(dt: datetime) -> str:
-    return dt.astimezone().isoformat(timespec="seconds")
-
-
-def _api_message(m: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored message as the API takes it: role and cleaned content only."""
-    return {"role": m["role"], "content": api_content(m["content"])}
+_iso = iso
+_api_message = api_message
 
 
 class Assistant:
@@ -167,9 +159,7 @@ class Assistant:
         self.on_spend = on_spend
         self.locks = ChatLocks()
         self.pending = PendingStore(transcript.root)
-        self.compaction_timeout = summary_timeout
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
-        self._compactions: dict[str, asyncio.Task[None]] = {}
         # summarizer None: no compaction (a summary already on disk is still used)
         self.memory = SummaryMemory(
             transcript,
@@ -179,6 +169,7 @@ class Assistant:
             now=lambda: self.now(),
             timeout=summary_timeout,
         )
+        self.upkeep = Upkeep(self.memory, recall, summary_timeout)
 
     # -- per-chat serialisation ------------------------------------------------
     def lock(self, chat_id: ChatId) -> AbstractAsyncContextManager[None]:
@@ -350,7 +341,20 @@ class Assistant:
             q = replace(q, text=valid_text(q.text))
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
-            turn, answer = await self._run_tools_loop(chat_id, q, system, messages, offset, asked_at, on_text)
+            ctx = ToolContext(str(chat_id), asked_at, {"offset": offset, "at": _iso(asked_at)}, dict(q.meta))
+            loop = ToolLoop(
+                self.model,
+                self.toolbox,
+                max_rounds=self.max_tool_rounds,
+                max_tokens=self.max_tokens,
+                now=self.now,
+                spend=lambda kind, reply: self.spend(
+                    chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage
+                ),
+            )
+            result = await loop.run(system, messages, ctx, on_text)
+            turn = result.stored
+            answer = Answer(result.text, result.usage, result.rounds, result.calls)
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)
@@ -404,146 +408,17 @@ class Assistant:
         system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
         return system, messages, offset
 
-    async def _run_tools_loop(
-        self,
-        chat_id: ChatId,
-        q: Question,
-        system: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
-        offset: int,
-        asked_at: datetime,
-        on_text: TextCallback | None,
-    ) -> tuple[list[dict[str, Any]], Answer]:
-        """Ask, run the tools Claude calls, and ask again until it answers.
-
-        Returns the messages to store after the question (tool rounds and the answer) and
-        the Answer (its text is everything the user was shown, in order).
-        """
-        schemas = self.toolbox.schemas()
-        ctx = ToolContext(str(chat_id), asked_at, {"offset": offset, "at": _iso(asked_at)}, dict(q.meta))
-        shown: list[str] = []
-        stored: list[dict[str, Any]] = []
-        total = Usage()
-        calls: list[str] = []
-        rounds = 0
-        separate = False  # text was shown before this round: start the next text on a new paragraph
-
-        async def feed(delta: str) -> None:
-            nonlocal separate
-            if on_text is None or not delta:
-                return
-            if separate:
-                separate = False
-                await on_text("\n\n")
-            await on_text(delta)
-
-        while True:
-            may_use_tools = rounds < self.max_tool_rounds
-            request = with_cache_breakpoint(messages) if rounds else messages
-            reply: Reply = await self.model.complete(
-                system=system,
-                messages=request,
-                max_tokens=self.max_tokens,
-                on_text=feed,
-                tools=schemas or None,
-                tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
-            )
-            total = total + reply.usage
-            self.spend(chat_id, q.user_id, "tool" if rounds else "answer", reply.model or self.model.name, reply.usage)
-            text = reply.text.strip()
-            if text:
-                shown.append(text)
-                separate = True
-            record = {"at": _iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = reply.tool_calls if may_use_tools else []
-            if not tool_uses:
-                if not text:
-                    raise ModelError("empty", f"stop_reason={reply.stop_reason}")
-                stored.append({"role": "assistant", "content": text, **record})
-                break
-            rounds += 1
-            results: list[dict[str, Any]] = []
-            for use in tool_uses:
-                calls.append(str(use.get("name")))
-                result = await asyncio.to_thread(self.toolbox.run, str(use.get("name")), use.get("input"), ctx)
-                block: dict[str, Any] = {
-                    "type": "tool_result",
-                    "tool_use_id": str(use.get("id")),
-                    "content": result.text,
-                }
-                if result.is_error:
-                    block["is_error"] = True
-                results.append(block)
-                log.info("chat %s: tool %s%s", chat_id, use.get("name"), " (error)" if result.is_error else "")
-            assistant_msg = {"role": "assistant", "content": api_content(reply.blocks), **record}
-            result_msg = {"role": "user", "content": results, "at": _iso(self.now())}
-            stored += [assistant_msg, result_msg]
-            messages = [*messages, _api_message(assistant_msg), _api_message(result_msg)]
-        return stored, Answer("\n\n".join(shown), total, rounds, tuple(calls))
-
     async def maintain(self, chat_id: ChatId, *, user_id: int | None = None, wait: bool = True) -> None:
-        """Compact the chat's older messages, in a background task; never raises.
+        """Upkeep after a reply, in the background (bot/upkeep.py): recall indexing, then compaction.
 
-        Never under the chat's lock: questions that arrive meanwhile are answered at once
-        with the previous summary and the tail. One compaction per chat at a time, within
-        ``compaction_timeout`` seconds in all; it also holds the chat's cross-process summary
-        lock (skipped if another process holds it). With ``wait`` the call returns when the
-        compaction is done (the terminal chat, tests); the Telegram bot does not wait.
+        Never under the chat's lock, never raises; ``user_id`` pays for the summary. With ``wait``
+        the call returns when it is done (the terminal chat, tests); the Telegram bot does not wait.
         """
-        if not self.memory.enabled and self.recall is None:
-            return
-        key = str(chat_id)
-        task = self._compactions.get(key)
-        if task is None or task.done():
-            context = contextvars.copy_context()
-            context.run(payer.set, (key, user_id))  # whose usage the summarizer's calls are
-            task = asyncio.create_task(self._upkeep(chat_id), name=f"upkeep-{key}", context=context)
-            self._compactions[key] = task
-            task.add_done_callback(
-                lambda t: self._compactions.pop(key, None) if self._compactions.get(key) is t else None
-            )
-        if wait:
-            await asyncio.wait({task})  # not cancelled with the waiter; its outcome is logged there
-
-    async def _upkeep(self, chat_id: ChatId) -> None:
-        """Index the new turn for recall, then compact the summary if it is due."""
-        if self.recall is not None:
-            try:
-                await asyncio.to_thread(self.recall.sync, chat_id)
-            except Exception:  # the index is derived: it catches up at the next search
-                log.warning("chat %s: indexing for recall failed", chat_id, exc_info=True)
-        if self.memory.enabled:
-            await self._compact(chat_id)
-
-    async def _compact(self, chat_id: ChatId) -> None:
-        try:
-            await asyncio.wait_for(self.memory.compact(chat_id), self.compaction_timeout)
-        except TimeoutError:
-            log.warning(
-                "chat %s: compaction took over %.0f s; stopped, the previous summary is kept",
-                chat_id,
-                self.compaction_timeout,
-            )
-        except asyncio.CancelledError:
-            log.info("chat %s: compaction cancelled; nothing was written", chat_id)
-            raise
-        except Exception:
-            log.warning("chat %s: compaction failed; the previous summary is kept", chat_id, exc_info=True)
-
-    async def _cancel_compaction(self, chat_id: ChatId) -> None:
-        task = self._compactions.get(str(chat_id))
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self.upkeep.schedule(chat_id, user_id=user_id, wait=wait)
 
     async def aclose(self) -> None:
-        """Cancel background compactions (at shutdown); a cancelled compaction writes nothing."""
-        tasks = [t for t in self._compactions.values() if not t.done()]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        # the recall index is not closed here: a worker thread may still be inside it (a cancelled
-        # to_thread keeps running); its connections close with the process
+        """Cancel background upkeep (at shutdown); a cancelled compaction writes nothing."""
+        await self.upkeep.aclose()
 
     def _archive_files(self, chat_id: ChatId, stamp: str) -> Path | None:
         with self.memory.store.lock(chat_id, blocking=True):
@@ -559,7 +434,7 @@ class Assistant:
         """
         async with self.lock(chat_id):
             self._failed.pop(str(chat_id), None)
-            await self._cancel_compaction(chat_id)
+            await self.upkeep.cancel(chat_id)
             await asyncio.to_thread(self.pending.clear, chat_id)
             stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from bot.ask import Assistant, SpendSink, payer
+from bot.ask import Assistant, SpendSink
 from bot.claude import ClaudeModel
 from bot.config import Settings
 from bot.model import Usage
 from bot.summarizer import Summarizer
 from bot.tools.reminders import MayCreate, reminder_tools
+from bot.upkeep import payer
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget

@@ -118,7 +118,7 @@ async def test_summary_usage_is_charged_to_the_user_who_caused_it(transcript: Tr
         name = "sum"
 
         async def __call__(self, previous, messages) -> str:
-            from bot.ask import payer
+            from bot.upkeep import payer
 
             owner = payer.get()
             a.spend(owner[0], owner[1], "summary", "sum", Usage(100, 10))
