@@ -157,6 +157,7 @@ class Assistant:
         recalling = recall_tools(recall, timezone) if recall is not None else []
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
+        self.may_remind: Callable[[ToolContext], str | None] | None = None  # read by the reminder tools
         self.locks = ChatLocks()
         self.pending = PendingStore(transcript.root)
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
@@ -341,7 +342,8 @@ class Assistant:
             q = replace(q, text=valid_text(q.text))
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
-            ctx = ToolContext(str(chat_id), asked_at, {"offset": offset, "at": _iso(asked_at)}, dict(q.meta))
+            source = {"offset": offset, "at": _iso(asked_at)}
+            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
             loop = ToolLoop(
                 self.model,
                 self.toolbox,

@@ -27,6 +27,8 @@ def make_assistant(
     ``on_spend`` receives the usage of every model call (answers, tool rounds, summaries)
     with the user who caused it. ``reminders`` is the store of the reminder tools (default:
     DATA_DIR/reminders.json); ``may_remind`` may refuse new reminders (e.g. over a daily limit).
+    It is read when a reminder is set, so a front end may set ``assistant.may_remind`` later
+    (the Telegram bot does, once its limits are loaded).
     """
     model = ClaudeModel(
         settings.anthropic_model,
@@ -59,9 +61,12 @@ def make_assistant(
         recall=RecallIndex(settings.data_dir),
         recall_turns=settings.recall_turns,
         tools=reminder_tools(
-            reminders or ReminderStore(settings.data_dir), settings.timezone, may_create=may_remind
+            reminders or ReminderStore(settings.data_dir),
+            settings.timezone,
+            may_create=lambda ctx: assistant.may_remind(ctx) if assistant.may_remind is not None else None,
         ),
     )
+    assistant.may_remind = may_remind
 
     def charge(usage: Usage, model_name: str) -> None:
         owner = payer.get()  # set for the background compaction of a chat

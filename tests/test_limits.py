@@ -124,3 +124,27 @@ def _stored(data_dir):
 
     lines = (data_dir / "chats" / "-100.jsonl").read_text(encoding="utf-8").splitlines()
     return [m for m in map(json.loads, lines) if m["role"] == "assistant"]
+
+
+def test_a_user_over_the_limit_cannot_set_reminders_but_the_owner_can(data_dir, clock, tmp_path):
+    from bot.config import load_settings
+    from bot.tg.access import make_guard, reminder_check
+    from bot.tools import ToolContext
+    from bot.tools.reminders import reminder_tools
+    from memory.reminders import ReminderStore
+
+    env = {"ANTHROPIC_API_KEY": "k", "TELEGRAM_BOT_TOKEN": "1:x", "DATA_DIR": str(data_dir), "OWNER_ID": "1",
+           "ALLOWED_USERS": "1,7", "DAILY_MESSAGE_LIMIT": "1"}  # fmt: skip
+    g = make_guard(load_settings(env, dotenv=False), now=clock)
+    store = ReminderStore(data_dir)
+    (set_reminder,) = [t for t in reminder_tools(store, "Asia/Seoul", may_create=reminder_check(g))
+                       if t.name == "set_reminder"]  # fmt: skip
+    value = {"at": "2026-11-30T09:00:00+09:00", "text": "약 먹기"}
+    assert not set_reminder.handler(ToolContext("7", clock(), user_id=7), value).is_error  # under the limit
+    assert g.limits.admit(7, 7) is None  # the day's one question
+    refused = set_reminder.handler(ToolContext("7", clock(), user_id=7), value)
+    assert refused.is_error and "limit" in refused.text and "still be delivered" in refused.text
+    g.limits.admit(1, 1, exempt=True)
+    g.limits.admit(1, 1, exempt=True)
+    assert not set_reminder.handler(ToolContext("1", clock(), user_id=1), value).is_error  # the owner
+    assert len(store.pending("7")) == 1 and len(store.pending("1")) == 1

@@ -25,11 +25,12 @@ from telegram.ext import Application, ContextTypes
 from bot.access import Access, Change, PairResult, Person, utc_now
 from bot.ask import Spend, SpendSink
 from bot.config import ConfigError, Settings
-from bot.limits import Limits, when_text
+from bot.limits import Limits, user_key, when_text
 from bot.pricing import PriceTable
 from bot.texts import t
 from bot.tg.groups import is_group
 from bot.tg.handlers import lang_for, reply
+from bot.tools import ToolContext
 from bot.usage_report import all_users_text, chat_usage_text
 from memory.access import AccessFileError, AccessStore
 from memory.usage import UsageLedger
@@ -102,6 +103,24 @@ def charging(g: Guard, also: SpendSink | None = None) -> SpendSink:
         also(spend)
 
     return both
+
+
+def reminder_check(g: Guard) -> Callable[[ToolContext], str | None]:
+    """Refuse new reminders to a user over today's limits (the owner never is); pending ones still go out."""
+
+    def check(ctx: ToolContext) -> str | None:
+        if ctx.user_id is None or g.access.is_owner(ctx.user_id):
+            return None
+        refusal = g.limits.over(user_key(ctx.user_id))
+        if refusal is None:
+            return None
+        reset = refusal.resets_at.isoformat(timespec="minutes")
+        return (
+            f"the user has reached today's {refusal.kind} limit ({refusal.limit}); new reminders cannot be set "
+            f"until {reset}. Tell them so; reminders already set will still be delivered"
+        )
+
+    return check
 
 
 def guard(context: ContextTypes.DEFAULT_TYPE) -> Guard:

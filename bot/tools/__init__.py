@@ -32,6 +32,7 @@ class ToolContext:
     now: datetime
     source: Mapping[str, Any] = field(default_factory=dict)  # where the turn will be stored (transcript offset)
     meta: Mapping[str, Any] = field(default_factory=dict)  # the question's stored fields (user id, topic, …)
+    user_id: int | None = None  # who asked (None: the terminal)
 
 
 Handler = Callable[[ToolContext, Mapping[str, Any]], ToolResult]
