@@ -2,7 +2,8 @@
 
 Plays a scripted 60-turn phone chat (Korean and English, with facts learned through the
 ``remember`` tool and a rolling summary compacted after replies) through the real
-``Assistant.ask()`` + ``maintain()`` and the real Claude client, against the fake Messages
+``Assistant.ask()`` + ``maintain()`` with every tool the bot has (facts, search_memory, reminders)
+and automatic recall, and the real Claude client, against the fake Messages
 API on 127.0.0.1, which applies Anthropic's caching rules (tests/fakes/prompt_cache.py:
 prefix hash at each breakpoint with a 20-block look-back, the model's minimum prefix, at most
 4 breakpoints, a 5-minute lifetime on a simulated clock advancing one minute per turn).
@@ -30,6 +31,9 @@ from typing import Any
 from bot.ask import Assistant
 from bot.claude import ClaudeModel
 from bot.summarizer import SYSTEM_MARK, Summarizer
+from bot.tools.reminders import reminder_tools
+from memory.recall import RecallIndex
+from memory.reminders import ReminderStore
 from memory.summary import HEADINGS, Budget
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls, last_user_text
@@ -137,12 +141,15 @@ async def play(turns: int, model_name: str, seed: int) -> tuple[list[TurnRow], i
         with tempfile.TemporaryDirectory() as tmp:
             client = ClaudeModel(model_name, api_key="bench", max_retries=0)
             client.client = client.client.with_options(base_url=server.url)
+            # as the bot runs it: facts, recall (search_memory and the related-memories block) and reminders
             assistant = Assistant(
                 transcript=Transcript(Path(tmp)),
                 model=client,
                 now=clock.now,
                 summarizer=Summarizer(client),
                 summary_budget=Budget(),
+                recall=RecallIndex(Path(tmp)),
+                tools=reminder_tools(ReminderStore(Path(tmp)), "Asia/Seoul"),
             )
             rows: list[TurnRow] = []
             for i, (text, reply) in enumerate(plan, 1):
