@@ -46,5 +46,6 @@ people under one role, sessions as separate archived files, ``at`` missing or wr
 
 from memory.recall.block import hit_lines, related_block
 from memory.recall.index import Hit, RecallIndex
+from memory.recall.verify import IndexReport, inspect_index, verify_index
 
-__all__ = ["Hit", "RecallIndex", "hit_lines", "related_block"]
+__all__ = ["Hit", "IndexReport", "RecallIndex", "hit_lines", "inspect_index", "related_block", "verify_index"]
