@@ -39,6 +39,7 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +147,29 @@ class FileRow:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating with mode 0600) the index database in WAL mode, autocommit."""
+    """Open (creating with mode 0600) the index database in WAL mode, autocommit.
+
+    Raises IndexCorrupt when the file cannot be used as the index (and must be rebuilt), and
+    sqlite3.OperationalError when it stays locked: connections opened at once on a new file wait
+    for the one that switches it to WAL and creates the tables (that switch does not always wait
+    by itself).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _open(path)
+        except sqlite3.OperationalError as e:
+            if not _locked(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _locked(e: sqlite3.Error) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def _open(path: Path) -> sqlite3.Connection:
     ensure_private_dir(path.parent)
     if not path.exists():
         with contextlib.suppress(FileExistsError):
@@ -176,6 +199,8 @@ def connect(path: Path) -> sqlite3.Connection:
             raise IndexCorrupt(f"index version {version!r}, expected {VERSION!r}")
     except sqlite3.DatabaseError as e:
         conn.close()
+        if isinstance(e, sqlite3.OperationalError) and _locked(e):
+            raise
         raise IndexCorrupt(str(e)) from e
     except BaseException:
         conn.close()
