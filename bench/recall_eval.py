@@ -17,7 +17,7 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 (``python -m bot search --stdin``) on one conversation and checks it returns the same lines.
 
     python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
-                                [--no-cli] [--ablate] [--related]
+                                [--no-cli] [--ablate] [--related] [--pad N]
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
 ``--ablate`` adds one column per ranking signal turned off.
@@ -26,6 +26,10 @@ the related-memories block before every answer) against the thorough ``search`` 
 limit (5): recall@1/5 of the evidence turns among its hits, and among its hits with the turns they
 bring along (``Hit.context``, also in the block); the share of questions it answers with nothing;
 and the median time of a call of each.
+``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
+English, dated years before) in an archived transcript of every conversation, so that the
+questions are asked of a long history where their words are common (``plain BM25`` does not see
+the padding).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from datetime import date
 from pathlib import Path
 
 from bench import recall_gen, recall_persona
+from bench.recall_speed import write_chat
 from bot.search_cli import search_json
 from memory.recall import RecallIndex
 from memory.recall.rank import Weights
@@ -270,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
+    parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     args = parser.parse_args(argv)
     if args.related:
         return main_related(args)
@@ -286,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 data_dir = Path(tmp)
                 cases = [make_case(gen, seed, style) for seed in args.seeds]
-                for case in cases:
+                for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
+                    pad(case, data_dir, args.pad, seed)
                 turns = sum(len(c.turns) for c in cases)
                 qs = sum(len(c.questions) for c in cases)
                 found = evaluate(cases, data_dir, methods)
@@ -315,6 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def pad(case: Case, data_dir: Path, messages: int, seed: int) -> None:
+    """An archived transcript of ``messages`` generated older messages for ``case``'s chat."""
+    if messages > 0:
+        path = data_dir / "chats" / "archive" / f"{case.chat}.00000000T000000Z-pad.jsonl"
+        write_chat(path, messages, seed=1000 + seed, year=2015)
+
+
 def main_related(args: argparse.Namespace) -> int:
     summary = []
     for gen in ("facts", "persona") if args.gen == "both" else (args.gen,):
@@ -322,8 +336,9 @@ def main_related(args: argparse.Namespace) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 data_dir = Path(tmp)
                 cases = [make_case(gen, seed, style) for seed in args.seeds]
-                for case in cases:
+                for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
+                    pad(case, data_dir, args.pad, seed)
                 found, stats = evaluate_related(cases, data_dir)
                 seeds = f"seeds {args.seeds[0]}..{args.seeds[-1]}"
                 related_table(found, stats, f"{gen} style={style}: {len(cases)} conversations ({seeds}), at 5")

@@ -82,7 +82,8 @@ def _english(rnd: random.Random) -> list[str]:
     return out
 
 
-def write_chat(path: Path, messages: int, seed: int) -> None:
+def write_chat(path: Path, messages: int, seed: int, year: int = 2024) -> None:
+    """``messages`` lines of generated chat (dated over two years from ``year``) into ``path``."""
     rnd = random.Random(seed)
     ko, ko_cum, en, en_cum = _vocab(rnd)
     sentences = _english(rnd)
@@ -96,7 +97,7 @@ def write_chat(path: Path, messages: int, seed: int) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(messages):
             day = 1 + (i * 700) // messages
-            at = f"2024-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
+            at = f"{year + day // 336}-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
             x = rnd.random()
             if x < 0.2:
                 text = rnd.choice(sentences)  # real English: common words, and words the lexicon relates
