@@ -18,7 +18,7 @@ at most ``connections`` (3) SQLite connections whatever the number of threads)::
     index.related(chat_id, text, limit=5, *, before=None, today=None) -> list[Hit]
                                       # the automatic recall: the best hits that are Hit.relevant (nothing
                                       # for "hi" / "안녕"); a quick search (fewer candidates, only turns that
-                                      # can be relevant): ~1.5 ms at any history length, vs ~5-15 ms
+                                      # can be relevant): 1-2 ms at any history length (search: 5-15 ms)
     inspect_index(data_dir) -> IndexReport
                                       # read-only: the index against the transcripts (problems, notes)
     verify_index(data_dir) -> list[str]

@@ -282,7 +282,7 @@ class RecallIndex:
         """The automatic recall for a new message: the best ``limit`` hits that are ``relevant``.
 
         Syncs first, like ``search``, then reads much less of the index (memory.recall.rank.QUICK:
-        fewer candidates, only turns that can be relevant, nothing at all when none can), so that
+        fewer candidates, only turns that can be relevant, no turn read when none can be), so that
         it costs about the same at any history length.
         """
         if limit <= 0:

@@ -11,9 +11,9 @@
    turns where they meet or appear (see ``_candidates``), and a date in the query adds the turns
    of those days. How much is read is an ``Effort``: ``THOROUGH`` for a search asked for,
    ``QUICK`` for the automatic recall before every answer (fewer candidates, and only turns that
-   can pass the threshold of ``relevant``; nothing at all is read when no turn can).
+   can pass the threshold of ``relevant``; no turn is read when none can be, only postings).
 2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
-   (``own``), computed here from their text so that all turns are scored on one scale.
+   (``own``), computed here from their terms (kept with each turn), all on one scale.
 3. A turn's final score (``Weights``) adds what surrounds it, because a question and its answer
    are spread over an exchange and a topic over a session:
    ``own + neighbour * best own of the turns next to it in its session
