@@ -17,10 +17,19 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 (``python -m bot search --stdin``) on one conversation and checks it returns the same lines.
 
     python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
-                                [--no-cli] [--ablate]
+                                [--no-cli] [--ablate] [--related] [--pad N]
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
 ``--ablate`` adds one column per ranking signal turned off.
+``--related`` scores the automatic recall instead (``RecallIndex.related``, the fast path that fills
+the related-memories block before every answer) against the thorough ``search`` with the same
+limit (5): recall@1/5 of the evidence turns among its hits, and among its hits with the turns they
+bring along (``Hit.context``, also in the block); the share of questions it answers with nothing;
+and the median time of a call of each.
+``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
+English, dated years before) in an archived transcript of every conversation, so that the
+questions are asked of a long history where their words are common (``plain BM25`` does not see
+the padding).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +51,7 @@ from datetime import date
 from pathlib import Path
 
 from bench import recall_gen, recall_persona
+from bench.recall_speed import write_chat
 from bot.search_cli import search_json
 from memory.recall import RecallIndex
 from memory.recall.rank import Weights
@@ -132,6 +143,60 @@ def evaluate(cases: list[Case], data_dir: Path, methods: dict[str, Weights | Non
     return found
 
 
+Found = dict[str, dict[str, list[int]]]
+
+
+def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple[Found, dict[str, float]]:
+    """found[method][kind] as in ``evaluate`` for the thorough search and the automatic recall (at
+    ``limit``), and {method: median seconds per call, "empty": share of questions related() left empty}."""
+    found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    times: dict[str, list[float]] = defaultdict(list)
+    empty = 0
+    today = date(2026, 11, 29)
+    with RecallIndex(data_dir) as idx:
+        for case in cases:
+            idx.sync(case.chat)
+            for text, kind, evidence in case.questions:
+                t0 = time.perf_counter()
+                searched = idx.search(case.chat, text, limit, today=today, sync=False)
+                t1 = time.perf_counter()
+                related = idx.related(case.chat, text, limit, today=today)
+                t2 = time.perf_counter()
+                times["search"].append(t1 - t0)
+                times["related"].append(t2 - t1)
+                empty += not related
+                lines = {
+                    "search": [[(h.file, h.line)] for h in searched],
+                    "related": [[(h.file, h.line)] for h in related],
+                    "related+context": [[(h.file, h.line), *((c.file, c.line) for c in h.context)] for h in related],
+                }
+                for name, ranked in lines.items():
+                    for ev in evidence:
+                        rank = next((i + 1 for i, group in enumerate(ranked) if ev in group), 0)
+                        found[name][kind].append(rank)
+                        found[name]["all"].append(rank)
+    stats = {name: statistics.median(v) for name, v in times.items()}
+    stats["empty"] = empty / max(1, sum(len(c.questions) for c in cases))
+    return found, stats
+
+
+def related_table(found: dict[str, dict[str, list[int]]], stats: dict[str, float], title: str) -> None:
+    names = list(found)
+    print(f"\n{title}")
+    print(f"{'questions':<11} {'evidence':>8}  " + "  ".join(f"{n:>16}" for n in names))
+    print(f"{'':<11} {'':>8}  " + "  ".join(f"{'@1     @5':>16}" for _ in names))
+    for kind in ["all"] + sorted(k for k in found[names[0]] if k != "all"):
+        cells = [f"{'  '.join(f'{100 * recall_at(found[n][kind], k):5.1f}' for k in (1, 5)):>16}" for n in names]
+        print(f"{kind:<11} {len(found[names[0]][kind]):>8}  " + "  ".join(cells))
+    s5, r5 = recall_at(found["search"]["all"], 5), recall_at(found["related"]["all"], 5)
+    print(
+        f"related@5 {100 * r5:.1f}% vs search@5 {100 * s5:.1f}% ({r5 / max(s5, 1e-9):.2f}x); "
+        f"with context {100 * recall_at(found['related+context']['all'], 5):.1f}%; "
+        f"empty for {100 * stats['empty']:.0f}% of the questions; median per call: related "
+        f"{stats['related'] * 1e3:.2f} ms, search {stats['search'] * 1e3:.2f} ms"
+    )
+
+
 def recall_at(ranks: list[int], k: int) -> float:
     return sum(1 for r in ranks if 0 < r <= k) / len(ranks) if ranks else 0.0
 
@@ -209,7 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cli", action="store_true", help="skip the run through the real CLI")
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
+    parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
+    parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     args = parser.parse_args(argv)
+    if args.related:
+        return main_related(args)
     methods: dict[str, Weights | None] = {"plain BM25": None, "index BM25": Weights.bm25()}
     if args.ablate:
         for name, change in ABLATIONS.items():
@@ -223,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 data_dir = Path(tmp)
                 cases = [make_case(gen, seed, style) for seed in args.seeds]
-                for case in cases:
+                for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
+                    pad(case, data_dir, args.pad, seed)
                 turns = sum(len(c.turns) for c in cases)
                 qs = sum(len(c.questions) for c in cases)
                 found = evaluate(cases, data_dir, methods)
@@ -249,6 +319,37 @@ def main(argv: list[str] | None = None) -> int:
     for gen, style, p, i, r, rlo, rhi, ilo, ihi in summary:
         print(f"{gen:<9} {style:<9} {100 * p:>9.1f}% {100 * i:>6.1f}% ({100 * ilo:.0f}-{100 * ihi:.0f}) "
               f"{100 * r:>6.1f}% ({100 * rlo:.0f}-{100 * rhi:.0f})")  # fmt: skip
+    return 0
+
+
+def pad(case: Case, data_dir: Path, messages: int, seed: int) -> None:
+    """An archived transcript of ``messages`` generated older messages for ``case``'s chat."""
+    if messages > 0:
+        path = data_dir / "chats" / "archive" / f"{case.chat}.00000000T000000Z-pad.jsonl"
+        write_chat(path, messages, seed=1000 + seed, year=2015)
+
+
+def main_related(args: argparse.Namespace) -> int:
+    summary = []
+    for gen in ("facts", "persona") if args.gen == "both" else (args.gen,):
+        for style in [s for s in args.style.split(",") if gen == "persona" or s in ("named", "plain")]:
+            with tempfile.TemporaryDirectory() as tmp:
+                data_dir = Path(tmp)
+                cases = [make_case(gen, seed, style) for seed in args.seeds]
+                for seed, case in zip(args.seeds, cases, strict=True):
+                    case.write(data_dir)  # type: ignore[operator]
+                    pad(case, data_dir, args.pad, seed)
+                found, stats = evaluate_related(cases, data_dir)
+                seeds = f"seeds {args.seeds[0]}..{args.seeds[-1]}"
+                related_table(found, stats, f"{gen} style={style}: {len(cases)} conversations ({seeds}), at 5")
+                at5 = [recall_at(found[n]["all"], 5) for n in ("search", "related", "related+context")]
+                summary.append((gen, style, *at5, stats["empty"], stats["related"], stats["search"]))
+    print("\nrecall@5: the automatic recall (related) vs the thorough search")
+    print(f"{'generator':<9} {'style':<9} {'search':>7} {'related':>8} {'+context':>9} {'empty':>6} "
+          f"{'related ms':>11} {'search ms':>10}")  # fmt: skip
+    for gen, style, s5, r5, c5, empty, rt, st in summary:
+        print(f"{gen:<9} {style:<9} {100 * s5:>6.1f}% {100 * r5:>7.1f}% {100 * c5:>8.1f}% {100 * empty:>5.0f}% "
+              f"{rt * 1e3:>11.2f} {st * 1e3:>10.2f}")  # fmt: skip
     return 0
 
 

@@ -1,16 +1,20 @@
 """Recall index speed: a chat of a million stored messages against a small one.
 
-Writes a long chat (1,000,000 messages by default) and a short one (1,000) into a temp DATA_DIR,
-with Korean and English words drawn from a Zipf distribution (so some words are in a large share
-of the messages, like real chat) and everyday English sentences (a fifth of the messages), then
-measures:
+Writes a long chat (1,000,000 messages by default) and two short ones (1,000 each) into a temp
+DATA_DIR, with Korean and English words drawn from a Zipf distribution (so some words are in a
+large share of the messages, like real chat) and everyday English sentences (a fifth of the
+messages), then measures:
 
 - rebuild: indexing the whole long chat from its transcript into an empty index;
 - query: search latency (median and worst of several runs per query) over a mix of rare, common,
-  Korean, English and dated queries, long chat vs short chat;
+  Korean, English and dated queries, long chat vs short chat. All chats share one FTS5 table:
+  the short chat indexed before the long one ("short", its rowids below the long chat's) and the
+  one indexed after it ("late", above) show that a small chat's search does not read the long
+  chat's postings; then the automatic recall (``related``, 5 turns) of the same queries;
 - append: Transcript.append of one question+answer and then RecallIndex.sync (what the bot will do
   after every turn), long vs short chat, and the sync alone;
-- the index size on disk against the transcript's.
+- the index size on disk against the transcript's, and the doctor's read-only comparison of the
+  index with the transcripts (``inspect_index``).
 
 Fails (exit 1) if a long-chat query's median is over 50 ms, a sync after an append over 5 ms,
 or the rebuild over 2 minutes (of the configured size).
@@ -32,7 +36,7 @@ import time
 from pathlib import Path
 
 from bench.recall_persona import ECHO, SMALL, TOPICS
-from memory.recall import RecallIndex
+from memory.recall import RecallIndex, inspect_index
 from memory.transcript import Transcript
 
 QUERIES = [
@@ -78,7 +82,8 @@ def _english(rnd: random.Random) -> list[str]:
     return out
 
 
-def write_chat(path: Path, messages: int, seed: int) -> None:
+def write_chat(path: Path, messages: int, seed: int, year: int = 2024) -> None:
+    """``messages`` lines of generated chat (dated over two years from ``year``) into ``path``."""
     rnd = random.Random(seed)
     ko, ko_cum, en, en_cum = _vocab(rnd)
     sentences = _english(rnd)
@@ -92,7 +97,7 @@ def write_chat(path: Path, messages: int, seed: int) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(messages):
             day = 1 + (i * 700) // messages
-            at = f"2024-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
+            at = f"{year + day // 336}-{1 + (day // 28) % 12:02d}-{1 + day % 28:02d}T{10 + i % 10:02d}:00:00+09:00"
             x = rnd.random()
             if x < 0.2:
                 text = rnd.choice(sentences)  # real English: common words, and words the lexicon relates
@@ -104,17 +109,31 @@ def write_chat(path: Path, messages: int, seed: int) -> None:
             f.write(json.dumps({"role": role, "content": text, "at": at}, ensure_ascii=False) + "\n")
 
 
-def time_queries(index: RecallIndex, chat: str, repeat: int) -> dict[str, tuple[float, float]]:
+Timings = dict[str, tuple[float, float]]  # query -> (median, max) seconds
+
+
+def time_queries(index: RecallIndex, chat: str, repeat: int, related: bool = False) -> Timings:
+    def call(q: str) -> object:
+        return index.related(chat, q, 5) if related else index.search(chat, q, 10, sync=False)
+
     out = {}
     for q in QUERIES:
-        index.search(chat, q, 10, sync=False)  # warm the cache
+        call(q)  # warm the cache
         runs = []
         for _ in range(repeat):
             t0 = time.perf_counter()
-            index.search(chat, q, 10, sync=False)
+            call(q)
             runs.append(time.perf_counter() - t0)
         out[q] = (statistics.median(runs), max(runs))
     return out
+
+
+def print_table(long: Timings, short: Timings, late: Timings) -> None:
+    print(f"{'query':<34} {'long median':>12} {'long max':>10} {'short median':>13} {'late median':>12} {'ratio':>7}")
+    for q in QUERIES:
+        (lm, lx), sm, am = long[q], short[q][0], late[q][0]
+        cells = f"{lm * 1000:>10.2f}ms {lx * 1000:>8.2f}ms {sm * 1000:>11.2f}ms {am * 1000:>10.2f}ms"
+        print(f"{q:<34} {cells} {lm / sm:>6.1f}x")
 
 
 def time_appends(transcript: Transcript, index: RecallIndex, chat: str, n: int) -> tuple[float, float]:
@@ -151,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         write_chat(transcript.path("long"), args.messages, 1)
         write_chat(transcript.path("short"), args.small, 2)
+        write_chat(transcript.path("late"), args.small, 3)
         mb = transcript.path("long").stat().st_size / 1e6
         print(f"wrote {args.messages:,} messages ({mb:.0f} MB) and {args.small:,} in {time.perf_counter() - t0:.0f}s")
         index = RecallIndex(data)
@@ -160,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         n = index.sync("long")
         build = time.perf_counter() - t0
+        index.sync("late")
         db_mb = sum(p.stat().st_size for p in data.glob("recall.sqlite3*")) / 1e6
         print(
             f"\nrebuild: {n:,} messages indexed in {build:.1f}s ({build / n * 1e6:.0f} µs per message; "
@@ -167,18 +188,29 @@ def main(argv: list[str] | None = None) -> int:
         )
         long_q = time_queries(index, "long", args.repeat)
         short_q = time_queries(index, "short", args.repeat)
-        print(f"\n{'query':<34} {'long median':>12} {'long max':>10} {'short median':>13} {'ratio':>7}")
-        for q in QUERIES:
-            lm, lx = long_q[q]
-            sm, _ = short_q[q]
-            print(f"{q:<34} {lm * 1000:>10.1f}ms {lx * 1000:>8.1f}ms {sm * 1000:>11.2f}ms {lm / sm:>6.1f}x")
+        late_q = time_queries(index, "late", args.repeat)
+        print("\nsearch (thorough, 10 results); ratio = long / short")
+        print_table(long_q, short_q, late_q)
         worst_median = max(m for m, _ in long_q.values())
+        long_r = time_queries(index, "long", args.repeat, related=True)
+        short_r = time_queries(index, "short", args.repeat, related=True)
+        late_r = time_queries(index, "late", args.repeat, related=True)
+        print("\nautomatic recall (related, 5 results)")
+        print_table(long_r, short_r, late_r)
+        medians = {name: statistics.median(m for m, _ in r.values()) for name, r in
+                   (("long", long_r), ("short", short_r), ("late", late_r))}  # fmt: skip
+        print("median over the queries: " + ", ".join(f"{k} {v * 1000:.2f} ms" for k, v in medians.items()))
         long_a, long_s = time_appends(transcript, index, "long", args.appends)
         short_a, short_s = time_appends(transcript, index, "short", args.appends)
         print(f"\nappend one turn (question + answer), median of {args.appends}:")
         for label, lv, sv in (("append + sync", long_a, short_a), ("sync alone", long_s, short_s)):
             print(f"  {label:<15} long {lv * 1000:.2f} ms   short {sv * 1000:.2f} ms   ({lv / sv:.2f}x)")
         index.close()
+        t0 = time.perf_counter()
+        report = inspect_index(data)
+        inspected = time.perf_counter() - t0
+        found = f"{len(report.problems)} problems, {len(report.notes)} notes"
+        print(f"\ninspect_index (the doctor's comparison with the transcripts): {inspected * 1000:.0f} ms, {found}")
         failures = []
         if worst_median > 0.050:
             failures.append(f"a query's median took {worst_median * 1000:.0f} ms (> 50 ms)")

@@ -440,24 +440,39 @@ def recall_index_check(ctx: Context) -> Iterator[Result]:
 
 @check("index vs transcripts")
 def index_matches_check(ctx: Context) -> Iterator[Result]:
-    """Hook for the recall index: ``memory.recall.verify_index(data_dir) -> list[str]`` (problems; [] = ok)."""
+    """What the recall index recorded per transcript file against the files on disk (read-only).
+
+    Uses ``memory.recall.inspect_index(data_dir)`` (problems and harmless notes) when there is one,
+    else the hook ``memory.recall.verify_index(data_dir) -> list[str]`` (problems; [] = ok).
+    """
+    name = "index vs transcripts"
     try:
         recall = importlib.import_module("memory.recall")
     except ImportError:
-        yield skip("index vs transcripts", "index check not available (memory.recall is missing)")
+        yield skip(name, "index check not available (memory.recall is missing)")
         return
+    inspect = getattr(recall, "inspect_index", None)
     verify = getattr(recall, "verify_index", None)
-    if verify is None:
-        yield skip("index vs transcripts", "index check not available (memory.recall has no verify_index)")
+    if inspect is None and verify is None:
+        yield skip(name, "index check not available (memory.recall has no verify_index)")
         return
     if not (ctx.data_dir / RECALL_FILE).exists():
-        yield ok("index vs transcripts", "no index yet")
+        yield ok(name, "no index yet")
         return
-    problems = list(verify(ctx.data_dir))
+    if inspect is None:
+        problems = [str(m) for m in verify(ctx.data_dir)]
+        notes: list[str] = []
+        counted = ""
+    else:
+        report = inspect(ctx.data_dir)
+        problems, notes = [str(m) for m in report.problems], [str(m) for m in report.notes]
+        counted = f" ({report.indexed} transcript files of {report.chats} chats compared)"
     for message in problems:
-        yield problem("index vs transcripts", str(message))
-    if not problems:
-        yield ok("index vs transcripts", "the index matches the transcripts")
+        yield problem(name, message)
+    for message in notes:
+        yield note(name, message)
+    if not problems and not notes:
+        yield ok(name, "the index matches the transcripts" + counted)
 
 
 @check("heartbeat", default=False)

@@ -1,6 +1,7 @@
 """RecallIndex: keep a chat's whole history searchable and search it.
 
-Thread-safe (one SQLite connection per thread) and safe across processes (see memory.recall.store).
+Thread-safe (a few SQLite connections shared by every thread: memory.recall.pool) and safe across
+processes (see memory.recall.store).
 A database that cannot be used (corrupt, another version) is deleted and rebuilt from the
 transcripts, which are never written here.
 """
@@ -11,7 +12,6 @@ import contextlib
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory.recall import rank as ranking
+from memory.recall.pool import Pool
 from memory.recall.store import (
     DB_NAME,
     ChatRow,
@@ -37,11 +38,7 @@ from memory.transcript import check_chat_id
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# the automatic recall keeps a hit holding at least MIN_RELEVANCE of the query's term weight (idf),
-# or matched terms weighing MIN_MATCHED together (about two uncommon words, or one rare word of a
-# long message); greetings and small talk ("hi", "안녕", "thanks") have no searchable term at all
-MIN_RELEVANCE = 0.5
-MIN_MATCHED = 4.0
+CONNECTIONS = 3  # SQLite connections at most, whatever the number of threads (memory.recall.pool)
 _TRANSIENT = ("locked", "busy", "full", "readonly", "interrupt", "unable to open", "disk i/o")
 
 
@@ -71,7 +68,7 @@ class Hit:
     @property
     def relevant(self) -> bool:
         """Whether this hit is good enough to be recalled without being asked for."""
-        return self.matched > 0 and (self.relevance >= MIN_RELEVANCE or self.matched >= MIN_MATCHED)
+        return ranking.relevant(self.matched, self.relevance)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line, "at": self.at, "role": self.role, "content": self.content}
@@ -87,84 +84,46 @@ class RecallIndex:
     """The recall index of every chat under ``data_dir`` (``data_dir/recall.sqlite3``)."""
 
     def __init__(
-        self, data_dir: Path | str, *, path: Path | None = None, weights: ranking.Weights = ranking.DEFAULT_WEIGHTS
+        self,
+        data_dir: Path | str,
+        *,
+        path: Path | None = None,
+        weights: ranking.Weights = ranking.DEFAULT_WEIGHTS,
+        connections: int = CONNECTIONS,
     ) -> None:
         self.weights = weights
         self.data_dir = Path(data_dir)
         self.chats_dir = self.data_dir / "chats"
         self.path = path or self.data_dir / DB_NAME
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._conns: list[sqlite3.Connection] = []
-        self._generation = 0
-        self._closed = False
-        self._active = 0  # calls running in some thread; close() waits for them
-        self._idle = threading.Condition(self._lock)
+        self._pool = Pool(lambda: connect(self.path), connections)
 
     # -- connections -------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        if self._closed:
-            raise RuntimeError("RecallIndex is closed")
-        cached = getattr(self._local, "conn", None)
-        if cached is not None and cached[0] == self._generation:
-            return cached[1]
-        conn = connect(self.path)
-        with self._lock:
-            self._conns.append(conn)
-            self._local.conn = (self._generation, conn)
-        return conn
-
     def _reset(self, reason: str) -> None:
         log.warning("recall index %s unusable (%s): rebuilding it from the transcripts", self.path, reason)
-        with self._lock:
-            self._generation += 1
-            conns, self._conns = self._conns, []
-        for c in conns:
-            with contextlib.suppress(sqlite3.Error):
-                c.close()
+        self._pool.discard()
         remove_database(self.path)
 
     def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` with this thread's connection; rebuild the database once if it is unusable."""
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("RecallIndex is closed")
-            self._active += 1
-        try:
-            return self._attempts(fn)
-        finally:
-            with self._lock:
-                self._active -= 1
-                self._idle.notify_all()
-
-    def _attempts(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` with a connection of the pool; rebuild the database once if it is unusable."""
         for attempt in (1, 2):
             try:
-                return fn(self._conn())
+                with self._pool.connection() as conn:
+                    return fn(conn)
             except IndexCorrupt as e:
                 if attempt == 2:
                     raise
-                self._reset(str(e))
+                reason = str(e)
             except sqlite3.DatabaseError as e:
                 if attempt == 2 or any(w in str(e).lower() for w in _TRANSIENT):
                     raise
-                self._reset(str(e))
+                reason = str(e)
+            self._reset(reason)  # with the connection given back
         raise AssertionError("unreachable")
 
     def close(self) -> None:
         """Close every connection. A call still running in another thread (a sync when the bot stops) is
         interrupted and awaited first: closing a connection in use would crash the process."""
-        with self._lock:
-            self._closed = True
-            if self._active:  # (interrupting an idle connection would also stop its checkpoint at close)
-                for c in self._conns:
-                    with contextlib.suppress(sqlite3.Error):
-                        c.interrupt()
-            self._idle.wait_for(lambda: self._active == 0, timeout=60)
-            conns, self._conns = self._conns, []
-        for c in conns:
-            with contextlib.suppress(sqlite3.Error):
-                c.close()
+        self._pool.close()
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -278,10 +237,17 @@ class RecallIndex:
         chat = check_chat_id(chat_id)
         if sync:
             self.sync(chat)
-        return self._run(lambda conn: self._search(conn, chat, query, limit, before, today))
+        return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
 
     def _search(
-        self, conn: sqlite3.Connection, chat: str, query: str, limit: int, before: int | None, today: date | None
+        self,
+        conn: sqlite3.Connection,
+        chat: str,
+        query: str,
+        limit: int,
+        before: int | None,
+        today: date | None,
+        effort: ranking.Effort,
     ) -> list[Hit]:
         row = chat_row(conn, chat, create=False)
         if row is None or not query or not query.strip():
@@ -289,7 +255,9 @@ class RecallIndex:
         files = {r.id: r for r in file_rows(conn, row.id).values()}
         live = next((r.id for r in files.values() if r.name == ""), None)
         exclude = (live, before) if before is not None and live is not None else None
-        turns = ranking.rank(conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights)
+        turns = ranking.rank(
+            conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort
+        )
 
         def hit(t: ranking.Turn, context: tuple[Hit, ...] = ()) -> Hit:
             name = files[t.file].name if t.file in files else ""
@@ -311,10 +279,18 @@ class RecallIndex:
     def related(
         self, chat_id: int | str, text: str, limit: int = 5, *, before: int | None = None, today: date | None = None
     ) -> list[Hit]:
-        """The automatic recall for a new message: the best ``limit`` hits that are ``relevant``."""
+        """The automatic recall for a new message: the best ``limit`` hits that are ``relevant``.
+
+        Syncs first, like ``search``, then reads much less of the index (memory.recall.rank.QUICK:
+        fewer candidates, only turns that can be relevant, no turn read when none can be), so that
+        it costs about the same at any history length.
+        """
         if limit <= 0:
             return []
-        return [h for h in self.search(chat_id, text, limit, before=before, today=today) if h.relevant]
+        chat = check_chat_id(chat_id)
+        self.sync(chat)
+        hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
+        return [h for h in hits if h.relevant]
 
     def chat_exists(self, chat_id: int | str) -> bool:
         """Whether the chat has a live or archived transcript."""

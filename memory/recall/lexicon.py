@@ -214,12 +214,13 @@ def _table(normalise: Callable[[str], str | None]) -> dict[str, dict[str, float]
     table: dict[str, dict[str, float]] = {}
     for heads, members, synonyms in _groups():
         weight = SYNONYM_WEIGHT if synonyms else HYPONYM_WEIGHT
-        head_terms = {t for t in map(normalise, heads) if t}
-        member_terms = {t for t in map(normalise, members) if t}
-        for h in head_terms:
+        head_terms = dict.fromkeys(t for t in map(normalise, heads) if t)
+        member_terms = dict.fromkeys(t for t in map(normalise, members) if t)  # in the order written (not a set:
+        for h in head_terms:  # who is cut off by a limit on related terms must not depend on hashing)
             found = table.setdefault(h, {})
-            for m in member_terms - {h}:
-                found[m] = max(found.get(m, 0.0), weight)
+            for m in member_terms:
+                if m != h:
+                    found[m] = max(found.get(m, 0.0), weight)
     return table
 
 

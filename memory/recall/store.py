@@ -12,9 +12,18 @@ Tables:
   file name), the inode, how many bytes (``done``) and physical lines (``lines``) are indexed, and a
   hash of the first and the last indexed line to notice a file that was replaced;
 - ``turns``: one row per stored message with its 1-based physical ``line``, byte ``offset``, ``at``,
-  day (yyyymmdd), role, name, session number, ``dead`` (superseded by a retry) and text;
-- ``fts_<chat>``: a contentless FTS5 table per chat over the terms of ``memory.recall.text``
-  (per-chat statistics, and a search never reads another chat's postings).
+  day (yyyymmdd), role, name, session number, ``dead`` (superseded by a retry), text, and its terms
+  as put into ``fts`` (ranking reads them instead of making them again, and a file that is
+  forgotten takes exactly them out of ``fts``);
+- ``fts``: ONE contentless FTS5 table for every chat over the terms of ``memory.recall.text``.
+  A turn's id (its FTS5 rowid too) is ``chat << ID_BITS | n``: each chat owns a range of rowids
+  (``ChatRow.lo`` .. ``ChatRow.hi``) and every query on ``fts`` is bounded to it with
+  ``rowid BETWEEN``, which FTS5 seeks in its doclists, so a chat's search reads no other chat's
+  postings. The statistics of BM25 are the chat's own (``chats.docs`` and ``chats.terms``, and
+  document frequencies counted in its range, memory.recall.rank); FTS5's ``bm25()`` is never used
+  (its statistics are the whole table's, and it counts a term's postings over every chat).
+  One table instead of one per chat (version 2) keeps the schema, which SQLite holds in memory
+  once per connection, the same size for ten chats or ten thousand.
 
 Writers use ``BEGIN IMMEDIATE`` and re-read a file's progress inside the transaction, so two
 processes (the bot and the terminal chat) can index the same chat at once without a line twice
@@ -30,6 +39,7 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +52,14 @@ from memory.window import content_text
 
 log = logging.getLogger(__name__)
 
-VERSION = "2"  # bump when the schema or the terms made by memory.recall.text change
+VERSION = "3"  # bump when the schema or the terms made by memory.recall.text change
 DB_NAME = "recall.sqlite3"
 SESSION_GAP = 3 * 3600.0  # seconds of silence that start a new session
 BATCH_LINES = 20_000  # lines per transaction when indexing a large file
 BUSY_TIMEOUT_MS = 30_000
+CACHE_KIB = 2_000  # page cache per connection (SQLite's default; a bigger one made no search faster)
+ID_BITS = 40  # a turn's id is chat << ID_BITS | n: a trillion turns per chat, 8 million chats
+MAX_CHATS = (1 << (63 - ID_BITS)) - 1
 MAX_TEXT = 20_000  # characters of one message that are indexed and kept (a pasted 10 MB log is not a memory)
 
 _SCHEMA = """
@@ -86,12 +99,15 @@ CREATE TABLE IF NOT EXISTS turns(
     session INTEGER NOT NULL,
     dead INTEGER NOT NULL DEFAULT 0,
     nterms INTEGER NOT NULL,
+    terms TEXT NOT NULL,
     content TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS turns_file_line ON turns(file, line);
 CREATE INDEX IF NOT EXISTS turns_chat_day ON turns(chat, day);
-CREATE INDEX IF NOT EXISTS turns_chat ON turns(chat);
 CREATE TABLE IF NOT EXISTS speakers(chat INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY(chat, name));
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    body, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0', prefix='1'
+);
 """
 
 
@@ -106,9 +122,14 @@ class ChatRow:
     terms: int
 
     @property
-    def fts(self) -> str:
-        return f"fts_{self.id}"
+    def lo(self) -> int:
+        """The first turn id (FTS5 rowid) of this chat's range."""
+        return self.id << ID_BITS
 
+    @property
+    def hi(self) -> int:
+        """The last turn id (FTS5 rowid) of this chat's range."""
+        return (self.id << ID_BITS) | ((1 << ID_BITS) - 1)
 
 
 @dataclass(slots=True)
@@ -126,7 +147,29 @@ class FileRow:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating with mode 0600) the index database in WAL mode, autocommit."""
+    """Open (creating with mode 0600) the index database in WAL mode, autocommit.
+
+    Raises IndexCorrupt when the file cannot be used as the index (and must be rebuilt), and
+    sqlite3.OperationalError when it stays locked: connections opened at once on a new file wait
+    for the one that switches it to WAL and creates the tables (that switch does not always wait
+    by itself).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _open(path)
+        except sqlite3.OperationalError as e:
+            if not _locked(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _locked(e: sqlite3.Error) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def _open(path: Path) -> sqlite3.Connection:
     ensure_private_dir(path.parent)
     if not path.exists():
         with contextlib.suppress(FileExistsError):
@@ -138,7 +181,7 @@ def connect(path: Path) -> sqlite3.Connection:
             raise IndexCorrupt("cannot switch to WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # the index is derived: losing its last commits is fine
         conn.execute("PRAGMA temp_store=MEMORY")
-        conn.execute("PRAGMA cache_size=-32000")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         version = _version(conn)
         if version is None:
             conn.execute("BEGIN IMMEDIATE")
@@ -156,6 +199,8 @@ def connect(path: Path) -> sqlite3.Connection:
             raise IndexCorrupt(f"index version {version!r}, expected {VERSION!r}")
     except sqlite3.DatabaseError as e:
         conn.close()
+        if isinstance(e, sqlite3.OperationalError) and _locked(e):
+            raise
         raise IndexCorrupt(str(e)) from e
     except BaseException:
         conn.close()
@@ -200,10 +245,8 @@ def chat_row(conn: sqlite3.Connection, chat: str, *, create: bool) -> ChatRow | 
             if row is None:
                 cur = conn.execute("INSERT INTO chats(chat) VALUES(?)", (chat,))
                 cid = int(cur.lastrowid or 0)
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE fts_{cid} USING fts5(body, content='', "
-                    "tokenize='unicode61 remove_diacritics 0', prefix='1')"
-                )
+                if not 0 < cid <= MAX_CHATS:
+                    raise IndexCorrupt(f"chat number {cid} is out of range")
                 row = (cid, 0, 0)
     return ChatRow(*row) if row else None
 
@@ -235,15 +278,15 @@ def _digest(data: bytes) -> str:
 _SIGN = 256  # bytes hashed at the start of a file and before the point indexing stopped
 
 
-def _head(path: Path) -> str:
-    """Hash of the file's first line (at most its first _SIGN bytes)."""
-    with open(path, "rb") as f:
-        data = f.read(_SIGN)
+def head_digest(f: Any) -> str:
+    """Hash of the first line (at most the first _SIGN bytes) of the open file ``f``."""
+    f.seek(0)
+    data = f.read(_SIGN)
     cut = data.find(b"\n")
     return _digest(data[: cut + 1] if cut >= 0 else data)
 
 
-def _tail(f: Any, end: int) -> str:
+def tail_digest(f: Any, end: int) -> str:
     """Hash of the _SIGN bytes before ``end`` of the open file ``f``."""
     start = max(0, end - _SIGN)
     f.seek(start)
@@ -258,8 +301,7 @@ def file_matches(path: Path, row: FileRow, st: os.stat_result) -> bool:
         return True
     try:
         with open(path, "rb") as f:
-            tail = _tail(f, row.done)
-        return _head(path) == row.head and tail == row.tail
+            return head_digest(f) == row.head and tail_digest(f, row.done) == row.tail
     except OSError:
         return False
 
@@ -279,12 +321,9 @@ def locked_size(path: Path) -> int | None:
 
 def forget_file(conn: sqlite3.Connection, chat: ChatRow, file_id: int) -> int:
     """Remove one file's turns from the index (inside the caller's transaction)."""
-    rows = conn.execute("SELECT id, content FROM turns WHERE file=?", (file_id,)).fetchall()
-    conn.executemany(
-        f"INSERT INTO {chat.fts}({chat.fts}, rowid, body) VALUES('delete', ?, ?)",
-        ((rid, " ".join(doc_terms(text))) for rid, text in rows),
-    )
-    terms = sum(len(doc_terms(text)) for _, text in rows)
+    rows = conn.execute("SELECT id, terms, nterms FROM turns WHERE file=?", (file_id,)).fetchall()
+    conn.executemany("INSERT INTO fts(fts, rowid, body) VALUES('delete', ?, ?)", ((rid, body) for rid, body, _ in rows))
+    terms = sum(n for _, _, n in rows)
     conn.execute("DELETE FROM turns WHERE file=?", (file_id,))
     conn.execute("DELETE FROM files WHERE id=?", (file_id,))
     conn.execute("UPDATE chats SET docs=docs-?, terms=terms-? WHERE id=?", (len(rows), terms, chat.id))
@@ -339,7 +378,8 @@ def _index_batch(
     fts_rows: list[tuple[int, str]] = []
     speakers: set[str] = set()
     dead_ids: list[int] = []
-    next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
+    last_id = conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
+    next_id = (last_id or chat.lo) + 1
     terms_total = 0
     pos = row.done
     lines = row.lines
@@ -381,25 +421,27 @@ def _index_batch(
                 dead_ids.extend(r[0] for r in recent[-2:])
                 recent = recent[:-2]
             terms = doc_terms(text)
+            body = " ".join(terms)
             terms_total += len(terms)
             at = data.get("at") if isinstance(data.get("at"), str) else None
             turn_rows.append(
-                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, speaker, session, len(terms), text)
+                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, speaker, session, len(terms), body)
+                + (text,)
             )
-            fts_rows.append((next_id, " ".join(terms)))
+            fts_rows.append((next_id, body))
             recent = [*recent[-1:], (next_id, role, text)]
             next_id += 1
-        tail = _tail(f, pos)
+        tail = tail_digest(f, pos)
+        head = row.head or head_digest(f)
     if pos == row.done:
         conn.execute("UPDATE files SET seen=?, mtime=? WHERE id=?", (size, mtime, row.id))
         return 0, False
-    head = row.head or _head(path)
     conn.executemany(
-        "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, speaker, session, nterms, content) "
-        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, speaker, session, nterms, terms, "
+        "content) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         turn_rows,
     )
-    conn.executemany(f"INSERT INTO {chat.fts}(rowid, body) VALUES(?, ?)", fts_rows)
+    conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", fts_rows)
     if dead_ids:
         conn.executemany("UPDATE turns SET dead=1 WHERE id=?", ((i,) for i in dead_ids))
     if speakers:
