@@ -20,6 +20,7 @@ from pathlib import Path
 from bot.doctor import Context, Result, check, note, ok, problem, skip
 from memory.facts import Fact
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
+from memory.recall.verify import open_readonly
 from memory.summary import Summary, SummaryStore
 from memory.transcript import ROLES, Transcript
 
@@ -420,7 +421,7 @@ def recall_index_check(ctx: Context) -> Iterator[Result]:
         yield ok("recall index", f"{RECALL_FILE} not built yet (it will be built from the transcripts)")
         return
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=ctx.timeout)
+        con = open_readonly(path)  # never creates the -wal/-shm files of a stopped bot's index
         try:
             rows = con.execute("PRAGMA quick_check").fetchall()
         finally:

@@ -418,3 +418,11 @@ def test_webhook_state_as_telegram_sees_it(data_dir, fake_telegram: FakeTelegram
     assert rc == 1
     line = lines_of(lines, "telegram")[1]
     assert line.startswith("problem") and "Connection refused" in line and "3 updates waiting" in line
+
+
+def test_doctor_creates_no_file_in_a_stopped_bots_data_directory(data_dir):
+    healthy_data(data_dir)
+    before = sorted(p.name for p in data_dir.iterdir())
+    rc, lines = run_doctor(env_for(data_dir), "--offline")
+    assert rc == 0, lines
+    assert sorted(p.name for p in data_dir.iterdir()) == before  # no recall.sqlite3-wal / -shm appeared

@@ -137,7 +137,7 @@ def inspect_index(data_dir: Path | str, *, path: Path | None = None, deep: bool 
             report.notes.append(f"no index yet: {report.files} transcript files are indexed at first use")
         return report
     try:
-        conn = _open_readonly(db)
+        conn = open_readonly(db)
     except sqlite3.Error as e:
         report.notes.append(f"nothing compared: {DB_NAME} cannot be opened ({e}); the bot rebuilds it when it cannot")
         return report
@@ -150,7 +150,7 @@ def inspect_index(data_dir: Path | str, *, path: Path | None = None, deep: bool 
         conn.close()
 
 
-def _open_readonly(db: Path) -> sqlite3.Connection:
+def open_readonly(db: Path) -> sqlite3.Connection:
     """A read-only connection that creates no file: a database in use (its WAL is there) is read
     through the WAL, one closed cleanly (no WAL file) as an immutable file, since a read-only
     connection would create the WAL and its index next to it and could not remove them."""
