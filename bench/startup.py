@@ -8,8 +8,9 @@
   before anything else: the SDK is now imported on first use, prewarmed in a thread).
 
 Medians of ``--runs`` runs. Targets: prompt within 0.5 s, first getUpdates within 1.5 s.
+``--baseline DIR`` measures another checkout (e.g. an older commit) in the same run, side by side.
 
-    python -m bench.startup [--runs 5]
+    python -m bench.startup [--runs 5] [--baseline /path/to/other/checkout]
 """
 
 from __future__ import annotations
@@ -31,17 +32,18 @@ from tests.fakes.telegram_server import FakeTelegram
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def base_env(data: Path) -> dict[str, str]:
+def base_env(data: Path, root: Path = ROOT) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL")}
-    return {**keep, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": "sk-ant-bench", "DATA_DIR": str(data)}
+    return {**keep, "PYTHONPATH": str(root), "ANTHROPIC_API_KEY": "sk-ant-bench", "DATA_DIR": str(data)}
 
 
-def terminal_once(data: Path) -> tuple[float, float]:
+def terminal_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
     """(seconds to the prompt, seconds to exit after /quit was typed at it)."""
     master, slave = pty.openpty()
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=base_env(data)
+        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=base_env(data, root),
+        cwd=root,
     )
     os.close(slave)
     seen = b""
@@ -71,11 +73,11 @@ def terminal_once(data: Path) -> tuple[float, float]:
         os.close(master)
 
 
-def bot_once(data: Path) -> float:
+def bot_once(data: Path, root: Path = ROOT) -> float:
     """Seconds from spawning ``python -m bot`` to its first getUpdates at the fake Telegram."""
     with FakeTelegram() as telegram, FakeAnthropic() as anthropic:
         env = {
-            **base_env(data),
+            **base_env(data, root),
             "TELEGRAM_BOT_TOKEN": telegram.token,
             "TELEGRAM_BASE_URL": telegram.base_url,
             "ANTHROPIC_BASE_URL": anthropic.url,
@@ -83,7 +85,7 @@ def bot_once(data: Path) -> float:
         }
         t0 = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [sys.executable, "-m", "bot"], env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
             calls = telegram.wait_for(lambda: telegram.calls_of("getUpdates"), timeout=60)
@@ -99,26 +101,38 @@ def import_anthropic() -> float:
     return time.monotonic() - t0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
-    prompts, quits, polls, imports = [], [], [], []
-    for _ in range(args.runs):
+def measure(root: Path, runs: int) -> tuple[float, float, float]:
+    """Medians of (start to prompt, /quit to exit, start to first getUpdates) for the checkout at ``root``."""
+    prompts, quits, polls = [], [], []
+    for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
-            prompt, quit_ = terminal_once(Path(tmp))
+            prompt, quit_ = terminal_once(Path(tmp), root)
             prompts.append(prompt)
             quits.append(quit_)
         with tempfile.TemporaryDirectory() as tmp:
-            polls.append(bot_once(Path(tmp)))
-        imports.append(import_anthropic())
-    p, q, g, i = (statistics.median(x) for x in (prompts, quits, polls, imports))
+            polls.append(bot_once(Path(tmp), root))
+    return statistics.median(prompts), statistics.median(quits), statistics.median(polls)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure in the same run")
+    args = parser.parse_args(argv)
+    p, q, g = measure(ROOT, args.runs)
+    base = measure(args.baseline.resolve(), args.runs) if args.baseline else None
+    i = statistics.median(import_anthropic() for _ in range(args.runs))
     print(f"medians of {args.runs} runs (s); the machine has {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print(f"{'what':<42} {'median':>7} {'target':>7} {'ratio':>6}")
-    print(f"{'terminal chat: start to prompt':<42} {p:>7.2f} {0.5:>7.2f} {p / 0.5:>6.2f}")
-    print(f"{'terminal chat: /quit to exit':<42} {q:>7.2f} {'':>7} {'':>6}")
-    print(f"{'bot: start to first getUpdates':<42} {g:>7.2f} {1.5:>7.2f} {g / 1.5:>6.2f}")
-    print(f"{'reference: python -c import anthropic':<42} {i:>7.2f} {'':>7} {'':>6}")
+    head = f"{'what':<36} {'this':>6} {'target':>7}"
+    print(head + (f" {'baseline':>9} {'× base':>7}" if base else ""))
+    rows = (("terminal chat: start to prompt", p, 0.5, 0), ("terminal chat: /quit to exit", q, None, 1),
+            ("bot: start to first getUpdates", g, 1.5, 2))  # fmt: skip
+    for name, value, target, k in rows:
+        line = f"{name:<36} {value:>6.2f} {target if target else '':>7}"
+        if base:
+            line += f" {base[k]:>9.2f} {value / base[k]:>7.2f}"
+        print(line)
+    print(f"{'reference: python -c import anthropic':<36} {i:>6.2f}")
     ok = p <= 0.5 and g <= 1.5
     print(("PASS" if ok else "FAIL") + ": prompt within 0.5 s and first getUpdates within 1.5 s")
     return 0 if ok else 1
