@@ -4,6 +4,8 @@
   the prompt ``> `` on the screen, then ``/quit`` and the time to exit;
 - bot: ``python -m bot`` against the fake Telegram and Anthropic servers on 127.0.0.1; the time
   from spawning the process to its first ``getUpdates`` call arriving at the fake;
+- bot: the time to its first answer, the question waiting when it first polls (the fake model
+  answers at once);
 - for reference, the time a bare ``python -c "import anthropic"`` takes (what both used to pay
   before anything else: the SDK is now imported on first use, prewarmed in a thread).
 
@@ -73,8 +75,12 @@ def terminal_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
         os.close(master)
 
 
-def bot_once(data: Path, root: Path = ROOT) -> float:
-    """Seconds from spawning ``python -m bot`` to its first getUpdates at the fake Telegram."""
+def bot_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
+    """Seconds from spawning ``python -m bot`` to its first getUpdates, and to its first answer.
+
+    The question is waiting at the fake Telegram when the bot first polls (as after a restart);
+    the fake model answers at once, so the second figure is the bot's own time to be ready.
+    """
     with FakeTelegram() as telegram, FakeAnthropic() as anthropic:
         env = {
             **base_env(data, root),
@@ -89,7 +95,10 @@ def bot_once(data: Path, root: Path = ROOT) -> float:
         )
         try:
             calls = telegram.wait_for(lambda: telegram.calls_of("getUpdates"), timeout=60)
-            return calls[0].at - t0
+            telegram.send_text(1, "안녕")
+            telegram.wait_sent(1)
+            answer = next(c for c in telegram.calls_of("sendMessage", 1) if not c.params.get("_failed"))
+            return calls[0].at - t0, answer.at - t0
         finally:
             proc.terminate()
             proc.wait(30)
@@ -101,17 +110,19 @@ def import_anthropic() -> float:
     return time.monotonic() - t0
 
 
-def measure(root: Path, runs: int) -> tuple[float, float, float]:
-    """Medians of (start to prompt, /quit to exit, start to first getUpdates) for the checkout at ``root``."""
-    prompts, quits, polls = [], [], []
+def measure(root: Path, runs: int) -> tuple[float, float, float, float]:
+    """Medians of (start to prompt, /quit to exit, start to first getUpdates, start to first answer)."""
+    prompts, quits, polls, answers = [], [], [], []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             prompt, quit_ = terminal_once(Path(tmp), root)
             prompts.append(prompt)
             quits.append(quit_)
         with tempfile.TemporaryDirectory() as tmp:
-            polls.append(bot_once(Path(tmp), root))
-    return statistics.median(prompts), statistics.median(quits), statistics.median(polls)
+            poll, answer = bot_once(Path(tmp), root)
+            polls.append(poll)
+            answers.append(answer)
+    return statistics.median(prompts), statistics.median(quits), statistics.median(polls), statistics.median(answers)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,14 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another checkout to measure in the same run")
     args = parser.parse_args(argv)
-    p, q, g = measure(ROOT, args.runs)
+    p, q, g, a = measure(ROOT, args.runs)
     base = measure(args.baseline.resolve(), args.runs) if args.baseline else None
     i = statistics.median(import_anthropic() for _ in range(args.runs))
     print(f"medians of {args.runs} runs (s); the machine has {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     head = f"{'what':<36} {'this':>6} {'target':>7}"
     print(head + (f" {'baseline':>9} {'× base':>7}" if base else ""))
     rows = (("terminal chat: start to prompt", p, 0.5, 0), ("terminal chat: /quit to exit", q, None, 1),
-            ("bot: start to first getUpdates", g, 1.5, 2))  # fmt: skip
+            ("bot: start to first getUpdates", g, 1.5, 2), ("bot: start to first answer", a, None, 3))  # fmt: skip
     for name, value, target, k in rows:
         line = f"{name:<36} {value:>6.2f} {target if target else '':>7}"
         if base:

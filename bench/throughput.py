@@ -4,7 +4,9 @@ Starts the fake Telegram with flood control on (about 30 counted calls a second 
 second per private chat, 20 a minute per group; a 429 with ``retry_after`` beyond), a fake Anthropic
 whose answers take ``--latency`` seconds, and the real ``python -m bot`` as a subprocess. Then
 ``--chats`` private chats send ``--messages`` messages each, all queued at once, and the clock runs
-until every final reply was delivered (each chat's replies checked to be in order).
+until every final reply was delivered (each chat's replies checked to be in order). The clock
+starts once the bot has answered one warm-up question from another chat (a ready bot; start-up is
+measured by ``bench/startup.py``).
 
 The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. Also measured:
 the same load with the model answering at once (what the bot itself costs), and the time from a
@@ -35,6 +37,7 @@ from tests.fakes.telegram_server import FakeTelegram, FloodControl
 
 ROOT = Path(__file__).resolve().parent.parent
 PER_SECOND = 30
+WARM_UP_CHAT = 999  # asks one question before the clock starts: the bot is then ready to answer
 FILLER = " ".join(f"word{i}" for i in range(24))
 
 
@@ -54,8 +57,12 @@ class Recording(FakeTelegram):
         self.expected = 0
         self.first_final = 0.0
         self.done = threading.Event()
+        self.warm = threading.Event()  # the warm-up question was answered
+        self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
 
     def _seen(self, chat_id: int) -> None:
+        if chat_id == WARM_UP_CHAT:
+            return
         with self.lock:
             self.first_seen.setdefault(chat_id, time.monotonic())
 
@@ -63,6 +70,9 @@ class Recording(FakeTelegram):
         result = super().api_sendMessage(p)
         if not isinstance(result, tuple):
             chat = int(p["chat_id"])
+            if chat == WARM_UP_CHAT:
+                self.warm.set()
+                return result
             self._seen(chat)
             with self.lock:
                 self.delivered.setdefault(chat, []).append((time.monotonic(), result["text"]))
@@ -126,10 +136,15 @@ def reply_script(latency: float, chunks: int = 6) -> Any:
 
 
 def with_bot(code: Path, tg: Recording, model: FakeAnthropic, work: Path, body: Any, users: list[int]) -> Any:
-    """Start the bot (``users`` may write to it), wait until it polls, run ``body()``, stop the bot."""
+    """Start the bot (``users`` may write to it), wait until it answered a warm-up question, run ``body()``.
+
+    The warm-up measures from a bot that is ready to answer: this code imports the Anthropic SDK
+    after it starts polling (in a thread; the first answer waits for it), older code before. How
+    soon a fresh process answers is ``bench/startup.py``'s business.
+    """
     log = open(work / "bot.log", "ab")  # noqa: SIM115
     data = work / "data"
-    env = bot_env(code, tg, model, data, users)
+    env = bot_env(code, tg, model, data, [*users, WARM_UP_CHAT])
     proc = subprocess.Popen([sys.executable, "-m", "bot"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -137,6 +152,11 @@ def with_bot(code: Path, tg: Recording, model: FakeAnthropic, work: Path, body: 
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the bot did not start:\n{(work / 'bot.log').read_text()}")
             time.sleep(0.05)
+        tg.send_text(WARM_UP_CHAT, "warm-up")
+        if not tg.warm.wait(60):
+            raise SystemExit(f"the bot did not answer the warm-up question:\n{(work / 'bot.log').read_text()}")
+        with tg.lock:
+            tg.calls_before = len(tg.calls)
         return body()
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -185,7 +205,7 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
             for c in ids
         )
         calls: dict[str, int] = {}
-        for call in tg.calls:
+        for call in tg.calls[tg.calls_before :]:
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
         first = tg.first_final - started if tg.first_final else float("nan")

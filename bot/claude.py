@@ -7,6 +7,7 @@ polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhil
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import threading
@@ -21,11 +22,32 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_sdk_loaded = threading.Event()
+
+
+def import_sdk() -> None:
+    """Import the Anthropic SDK and its HTTP library (slow: run it in a thread)."""
+    importlib.import_module("anthropic")
+    importlib.import_module("httpx2")
+    _sdk_loaded.set()
+
+
 def prewarm() -> threading.Thread:
     """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it."""
-    thread = threading.Thread(target=importlib.import_module, args=("anthropic",), name="import-anthropic", daemon=True)
+    thread = threading.Thread(target=import_sdk, name="import-anthropic", daemon=True)
     thread.start()
     return thread
+
+
+async def load_sdk() -> None:
+    """Make sure the SDK is imported without blocking the event loop.
+
+    An ``import anthropic`` on the loop while the prewarm thread is still importing it would wait
+    for the import lock and stall every chat; this waits in a worker thread instead (the import
+    system lets it finish the import the prewarm thread started, or do it itself).
+    """
+    if not _sdk_loaded.is_set():
+        await asyncio.to_thread(import_sdk)
 
 
 class ClaudeModel:
@@ -78,6 +100,7 @@ class ClaudeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
+        await load_sdk()
         import anthropic
         import httpx2
 

@@ -89,3 +89,44 @@ async def test_empty_answer_is_an_error(fake_anthropic: FakeAnthropic):
     with pytest.raises(ModelError) as e:
         await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
     assert e.value.kind == "empty"
+
+
+async def test_the_sdk_is_loaded_off_the_event_loop(monkeypatch: pytest.MonkeyPatch):
+    """While the SDK import is under way the loop keeps serving other chats (import lock: not on the loop)."""
+    import asyncio
+    import threading
+
+    import bot.claude as claude
+
+    importing, release = threading.Event(), threading.Event()
+
+    def slow_import() -> None:
+        importing.set()
+        release.wait(10)  # a hang guard: released below as soon as the loop shows it is free
+        claude._sdk_loaded.set()
+
+    monkeypatch.setattr(claude, "_sdk_loaded", threading.Event())
+    monkeypatch.setattr(claude, "import_sdk", slow_import)
+    loading = asyncio.create_task(claude.load_sdk())
+    # this await completes only if the loop runs while slow_import is blocked
+    assert await asyncio.to_thread(importing.wait, 10)
+    assert not loading.done() and not release.is_set()
+    release.set()
+    await loading
+    assert claude._sdk_loaded.is_set()
+    await claude.load_sdk()  # loaded: returns at once without importing again
+
+
+async def test_a_question_waits_for_the_sdk_before_calling(fake_anthropic: FakeAnthropic, monkeypatch):
+    import bot.claude as claude
+
+    order: list[str] = []
+
+    async def load() -> None:
+        order.append("sdk")
+
+    monkeypatch.setattr(claude, "load_sdk", load)
+    fake_anthropic.reply(Text("네"))
+    await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
+    order.append("answered")
+    assert order == ["sdk", "answered"]
