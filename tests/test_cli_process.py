@@ -20,6 +20,7 @@ from bot.summarizer import SYSTEM_MARK
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.helpers import stored
 from tests.summary_helpers import memo
 
 
@@ -55,11 +56,6 @@ def run_cli(env: dict[str, str], cwd: Path, stdin: str, *args: str, timeout: flo
         env=env,
         timeout=timeout,
     )
-
-
-def stored(data_dir: Path, chat: str) -> list[dict]:
-    path = data_dir / "chats" / f"{chat}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 class LiveCli:

@@ -11,17 +11,7 @@ from bot.tg import documents
 from bot.tg.documents import DocInfo, kind_of
 from tests.fakes.anthropic_server import check_documents
 from tests.fakes.messages_rules import InvalidRequest, validate
-
-
-def make_pdf(pages: int = 2, *, password: str | None = None) -> bytes:
-    writer = pypdf.PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(200, 200)
-    if password is not None:
-        writer.encrypt(password)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
+from tests.helpers import make_pdf
 
 
 def test_kinds_by_type_and_name():

@@ -10,15 +10,9 @@ import pytest
 
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 4242
-
-
-def stored(data_dir, chat_id=CHAT):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def request_text(body) -> str:
@@ -45,7 +39,7 @@ def test_restart_remembers_the_lock_code(
     assert "4719" in request_text(last["messages"][:-1])
     assert "(한국 시각)이다." in last["system"][-1]["text"]
     assert bot2.stop() == 0
-    assert [m["content"] for m in stored(data_dir)] == [
+    assert [m["content"] for m in stored(data_dir, CHAT)] == [
         "내 자전거 자물쇠 번호는 4719야",
         "기억해 둘게요.",
         "내 자물쇠 번호 뭐였지?",
@@ -64,11 +58,11 @@ def test_failed_model_call_stores_nothing_and_the_next_question_works(
     fake_telegram.send_text(CHAT, "첫 질문")
     reply = fake_telegram.wait_sent(CHAT)[0]
     assert reply.startswith("⚠️")
-    assert stored(data_dir) == []
+    assert stored(data_dir, CHAT) == []
     fake_telegram.send_text(CHAT, "다시 질문")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "echo: 다시 질문"
     assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "다시 질문"}]
-    assert [m["role"] for m in stored(data_dir)] == ["user", "assistant"]
+    assert [m["role"] for m in stored(data_dir, CHAT)] == ["user", "assistant"]
 
 
 def test_english_user_gets_english_error(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
@@ -103,7 +97,7 @@ def test_not_allowed_user_is_told_their_id(
     fake_telegram.send_text(CHAT + 1, "안녕", user_id=222)
     assert fake_telegram.wait_sent(CHAT + 1) == ["echo: 안녕"]
     assert len(fake_anthropic.requests) == 1
-    assert stored(data_dir) == []
+    assert stored(data_dir, CHAT) == []
 
 
 def test_non_text_message_is_declined_politely(
@@ -122,7 +116,7 @@ def test_non_text_message_is_declined_politely(
     fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, sticker=sticker)})
     reply = fake_telegram.wait_sent(CHAT)[0]
     assert "텍스트" in reply
-    assert fake_anthropic.requests == [] and stored(data_dir) == []
+    assert fake_anthropic.requests == [] and stored(data_dir, CHAT) == []
 
 
 def test_chats_run_concurrently_but_one_chat_in_order(
@@ -164,7 +158,7 @@ def test_stop_signal_finishes_the_turn_in_flight(
     gate.set()  # the answer arrives only now, while the bot is shutting down
     assert bot.stop(sig=0) == 0  # (signal 0: nothing more is sent, only the exit awaited)
     assert fake_telegram.sent(CHAT) == ["늦은 답"]
-    assert [m["content"] for m in stored(data_dir)] == ["천천히 답해", "늦은 답"]
+    assert [m["content"] for m in stored(data_dir, CHAT)] == ["천천히 답해", "늦은 답"]
 
 
 def test_missing_settings_stop_the_start_with_one_line(bot_env, tmp_path):

@@ -5,36 +5,16 @@ so a document only gets an answer when it reached Claude in a form the API accep
 """
 
 import base64
-import io
 import json
 import time
 
-import pypdf
-
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import make_pdf, stored
 
 CHAT = 6060
 GROUP = -1006060
 FAST = {"STREAM_INTERVAL": "0.1"}
-
-
-def stored(data_dir, chat_id):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def make_pdf(pages: int = 2, *, password: str | None = None) -> bytes:
-    writer = pypdf.PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(200, 200)
-    if password is not None:
-        writer.encrypt(password)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
 
 
 def test_a_pdf_reaches_claude_as_a_document_block_and_only_its_marker_is_stored(

@@ -4,20 +4,13 @@ The fake Messages API validates every request as the real one does, so a tool ex
 is stored or replayed malformed fails these tests.
 """
 
-import json
 
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 5151
 FAST = {"STREAM_INTERVAL": "0.1"}
-
-
-def stored(data_dir, chat_id=CHAT):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def ask(tg: FakeTelegram, text: str, chat_id: int = CHAT, **kw) -> str:
@@ -45,7 +38,7 @@ def test_a_fact_learned_through_a_tool_survives_a_restart_and_a_reset(
     second = fake_anthropic.requests[1]
     assert second["messages"][-1]["content"][0]["type"] == "tool_result"
     assert "remembered as fact 1" in second["messages"][-1]["content"][0]["content"]
-    rows = stored(data_dir)
+    rows = stored(data_dir, CHAT)
     assert [r["role"] for r in rows] == ["user", "assistant", "user", "assistant"]  # one turn, four lines
     assert "🔧 remember: 생일은 3월 14일" in ask(fake_telegram, "/history")
     assert bot.stop() == 0

@@ -5,7 +5,6 @@ the tests wait for the ⏰ message itself, never asserting how long anything too
 exact moment is tested in-process with an injected clock (tests/test_reminder_delivery.py).
 """
 
-import json
 import signal
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -13,17 +12,11 @@ from zoneinfo import ZoneInfo
 from memory.reminders import SENDING, SENT, ReminderStore
 from tests.fakes.anthropic_server import FakeAnthropic, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 5050
 FAST = {"STREAM_INTERVAL": "0.1"}
 SEOUL = ZoneInfo("Asia/Seoul")
-
-
-def stored(data_dir, chat_id=CHAT):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def seoul_iso(delta: timedelta) -> str:
@@ -55,8 +48,8 @@ def test_a_reminder_set_through_claude_arrives_and_can_be_listed_and_cancelled(
     assert [r.get("is_error") for r in results] == [None, None] and "reminder 1 set for" in results[0]["content"]
 
     # memory: the delivered reminder is a whole turn after the question's turn
-    fake_telegram.wait_for(lambda: len(stored(data_dir)) == 6)
-    rows = stored(data_dir)  # question, tool calls, tool results, answer; then the reminder's turn
+    fake_telegram.wait_for(lambda: len(stored(data_dir, CHAT)) == 6)
+    rows = stored(data_dir, CHAT)  # question, tool calls, tool results, answer; then the reminder's turn
     assert [r["role"] for r in rows] == ["user", "assistant"] * 3
     assert [r.get("reminder") for r in rows] == [None, None, None, None, "1", "1"]
     assert rows[-1]["content"] == "⏰ 물 마시기"
@@ -127,4 +120,4 @@ def test_a_bot_killed_right_after_sending_never_sends_the_reminder_twice(
     (r,) = ReminderStore(data_dir).all()
     assert r.status == SENT and r.notice
     # remembered once it was surely delivered (after the chat's turn in progress, if any)
-    fake_telegram.wait_for(lambda: [r["content"] for r in stored(data_dir) if r.get("reminder")][-1:] == [notice])
+    fake_telegram.wait_for(lambda: [r["content"] for r in stored(data_dir, CHAT) if r.get("reminder")][-1:] == [notice])

@@ -5,16 +5,10 @@ import json
 from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 6161
 FAST = {"STREAM_INTERVAL": "0.1"}
-
-
-def stored(data_dir, chat_id=CHAT):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def ask(tg: FakeTelegram, text: str, chat_id: int = CHAT, **kw) -> str:
@@ -119,18 +113,18 @@ def test_retry_after_a_failure_and_retry_replacing_the_last_answer(
     assert "다시 물을 질문이 없어요" in ask(fake_telegram, "/retry")
     fake_anthropic.reply(Error(500, "api_error", "boom"))
     assert ask(fake_telegram, "자전거 자물쇠 번호는 4719야").startswith("⚠️")
-    assert stored(data_dir) == []
+    assert stored(data_dir, CHAT) == []
 
     fake_anthropic.reply("기억할게요.")
     assert ask(fake_telegram, "/retry") == "기억할게요."
     assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
-    assert [m["content"] for m in stored(data_dir)] == ["자전거 자물쇠 번호는 4719야", "기억할게요."]
+    assert [m["content"] for m in stored(data_dir, CHAT)] == ["자전거 자물쇠 번호는 4719야", "기억할게요."]
 
     fake_anthropic.reply("네, 4719 기억했어요.")
     assert ask(fake_telegram, "/retry") == "네, 4719 기억했어요."
     # the retry re-asked the same question without the answer it replaces
     assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
-    rows = stored(data_dir)
+    rows = stored(data_dir, CHAT)
     assert len(rows) == 4 and rows[2]["retry"] is True
 
     ask(fake_telegram, "번호가 뭐였지?")

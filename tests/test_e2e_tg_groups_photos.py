@@ -2,23 +2,16 @@
 
 import base64
 import io
-import json
 
 from PIL import Image
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 GROUP = -1008080
 CHAT = 8080
 FAST = {"STREAM_INTERVAL": "0.1"}
-
-
-def stored(data_dir, chat_id):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def image(fmt: str, size: tuple[int, int] = (64, 48), color: str = "orange") -> bytes:

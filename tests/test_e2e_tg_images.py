@@ -6,7 +6,6 @@ real API does, so a large PNG only gets an answer if the bot fits it first.
 
 import base64
 import io
-import json
 import random
 
 from PIL import Image, ImageDraw
@@ -14,16 +13,10 @@ from PIL import Image, ImageDraw
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.messages_rules import MAX_IMAGE_BASE64
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 9090
 FAST = {"STREAM_INTERVAL": "0.1"}
-
-
-def stored(data_dir, chat_id):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def noise_png(side: int) -> bytes:

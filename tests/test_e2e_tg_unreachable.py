@@ -4,22 +4,18 @@ The answer is stored before it is delivered, so nothing is lost; delivery stops 
 Telegram's first refusal (no plain-text retry, no error handler), and other chats go on.
 """
 
-import json
-
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored as transcript
 
 OTHER = 5151
 FAST = {"STREAM_INTERVAL": "0.1"}
 
 
 def stored(data_dir, chat_id):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [(r["role"], r["content"]) for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())]
+    return [(r["role"], r["content"]) for r in transcript(data_dir, chat_id)]
 
 
 @pytest.mark.parametrize(

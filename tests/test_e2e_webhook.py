@@ -15,6 +15,7 @@ import urllib.request
 from tests.conftest import BotProcess
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import stored
 
 CHAT = 5151
 SECRET = "s3cret_Webhook-token_0123456789"
@@ -54,11 +55,6 @@ def wait_listening(port: int, bot: BotProcess, timeout: float = 30.0) -> None:
     raise AssertionError(f"webhook server did not listen:\n{bot.log}")
 
 
-def stored(data_dir):
-    path = data_dir / "chats" / f"{CHAT}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def test_webhook_answers_only_requests_with_the_secret(
     tmp_path, bot_env, data_dir, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
@@ -91,7 +87,7 @@ def test_webhook_answers_only_requests_with_the_secret(
         assert bot.stop() == 0
     # only the answered question reached Claude and memory; long polling was never used
     assert [last["messages"][-1]["content"] for last in fake_anthropic.requests] == ["맞는 비밀로 보낸 말"]
-    assert [m["content"] for m in stored(data_dir)] == ["맞는 비밀로 보낸 말", "echo: 맞는 비밀로 보낸 말"]
+    assert [m["content"] for m in stored(data_dir, CHAT)] == ["맞는 비밀로 보낸 말", "echo: 맞는 비밀로 보낸 말"]
     assert fake_telegram.calls_of("getUpdates") == []
     assert oct(os.stat(heartbeat).st_mode & 0o777) == "0o600"
     # the per-turn line is logged, without the message text; the secrets are not
