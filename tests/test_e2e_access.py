@@ -12,6 +12,7 @@ import stat
 from bot.texts import t
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
+from tests.helpers import stored
 
 CLOSED = {"ALLOWED_USERS": "", "OWNER_ID": ""}
 OWNER = 100
@@ -21,13 +22,6 @@ GROUP = -1005050
 
 def files(data_dir) -> list[str]:
     return sorted(str(p.relative_to(data_dir)) for p in data_dir.rglob("*")) if data_dir.exists() else []
-
-
-def stored(data_dir, chat_id):
-    path = data_dir / "chats" / f"{chat_id}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def pairing_code(bot, tg: FakeTelegram) -> str:
@@ -150,6 +144,13 @@ def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
     assert fake_telegram.wait_sent(STRANGER) == [t("not_allowed", user_id=STRANGER)]
     fake_telegram.send_text(OWNER, f"/allow {STRANGER}")
     assert fake_telegram.wait_sent(OWNER) == [t("allow.done", who=f"Jisoo ({STRANGER})")]  # the name is known
+    # a bare /allow in a private chat or an id that is not a number: the usage; an id allowed already
+    fake_telegram.send_text(OWNER, "/allow")
+    assert fake_telegram.wait_sent(OWNER, 2)[-1] == t("allow.usage")
+    fake_telegram.send_text(OWNER, "/deny Jisoo")
+    assert fake_telegram.wait_sent(OWNER, 3)[-1] == t("deny.usage")
+    fake_telegram.send_text(OWNER, f"/allow {STRANGER}")
+    assert fake_telegram.wait_sent(OWNER, 4)[-1] == t("allow.already", who=f"Jisoo ({STRANGER})")
     fake_telegram.send_text(STRANGER, "이제 돼?", first_name="Jisoo")
     assert fake_telegram.wait_sent(STRANGER, 2)[-1] == "echo: 이제 돼?"
     fake_telegram.send_text(STRANGER, "/allow 666")  # only the owner manages access
@@ -161,12 +162,12 @@ def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
     fake_telegram.send_text(STRANGER, "재시작 후에도?", first_name="Jisoo")
     assert fake_telegram.wait_sent(STRANGER, 4)[-1] == "echo: 재시작 후에도?"
     fake_telegram.send_text(OWNER, "/users")
-    listing = fake_telegram.wait_sent(OWNER, 2)[-1]
+    listing = fake_telegram.wait_sent(OWNER, 5)[-1]
     assert f"Jisoo — {STRANGER}" in listing and str(OWNER) in listing
     fake_telegram.send_text(OWNER, f"/deny {OWNER}")
-    assert fake_telegram.wait_sent(OWNER, 3)[-1] == t("deny.owner")
+    assert fake_telegram.wait_sent(OWNER, 6)[-1] == t("deny.owner")
     fake_telegram.send_text(OWNER, f"/deny {STRANGER}")
-    assert fake_telegram.wait_sent(OWNER, 4)[-1] == t("deny.done", who=f"Jisoo ({STRANGER})")
+    assert fake_telegram.wait_sent(OWNER, 7)[-1] == t("deny.done", who=f"Jisoo ({STRANGER})")
     fake_telegram.send_text(STRANGER, "아직 돼?")
     assert fake_telegram.wait_sent(STRANGER, 5)[-1] == t("not_allowed", user_id=STRANGER)
     assert bot.stop() == 0
@@ -191,30 +192,34 @@ def test_group_rules(start_bot, fake_telegram: FakeTelegram, fake_anthropic: Fak
     said(3, t("not_allowed.group", user_id=STRANGER))
     in_group(fake_telegram, "/allow", OWNER)
     said(4, t("allow.group"))
+    in_group(fake_telegram, "/allow", OWNER)
+    said(5, t("allow.group_already"))
     in_group(fake_telegram, mention + "이제 나도?", STRANGER, first_name="Eve")
-    said(5, "echo: Eve: 이제 나도?")
+    said(6, "echo: Eve: 이제 나도?")
 
     # /reset and /forget need the owner or a group administrator
     in_group(fake_telegram, "/reset", STRANGER)
-    said(6, t("group.admin_only"))
-    in_group(fake_telegram, "/forget all", STRANGER)
     said(7, t("group.admin_only"))
+    in_group(fake_telegram, "/forget all", STRANGER)
+    said(8, t("group.admin_only"))
     assert len(stored(data_dir, GROUP)) == 4  # nothing was archived
     fake_telegram.set_member(GROUP, 77, "administrator", first_name="Admin")
     in_group(fake_telegram, "/reset", 77, first_name="Admin")
-    fake_telegram.wait_for(lambda: len(fake_telegram.chat_view(GROUP)) >= 8)
-    assert fake_telegram.chat_view(GROUP)[7].startswith("🆕")
+    fake_telegram.wait_for(lambda: len(fake_telegram.chat_view(GROUP)) >= 9)
+    assert fake_telegram.chat_view(GROUP)[8].startswith("🆕")
     assert stored(data_dir, GROUP) == []
     admin_checks = fake_telegram.calls_of("getChatMember", GROUP)
     assert [c.params["user_id"] for c in admin_checks] == [STRANGER, STRANGER, 77]
     in_group(fake_telegram, "/forget all", OWNER)  # the owner needs no check
-    said(9, t("forget.all_empty"))
+    said(10, t("forget.all_empty"))
     assert len(fake_telegram.calls_of("getChatMember", GROUP)) == 3
 
     in_group(fake_telegram, "/deny", OWNER)
-    said(10, t("deny.group"))
+    said(11, t("deny.group"))
+    in_group(fake_telegram, "/deny", OWNER)
+    said(12, t("deny.group_already"))
     in_group(fake_telegram, mention + "또 안녕", STRANGER, first_name="Eve")
-    said(11, t("not_allowed.group", user_id=STRANGER))
+    said(13, t("not_allowed.group", user_id=STRANGER))
     assert bot.stop() == 0
     assert len(fake_anthropic.requests) == 2
     assert json.loads((data_dir / "access.json").read_text())["groups"] == {}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from telegram import BotCommand, BotCommandScopeChat, ChatMember, Update, User
+from telegram import BotCommand, BotCommandScopeChat, Chat, ChatMember, Update, User
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
@@ -240,26 +240,40 @@ def _who(g: Guard, user_id: int) -> str:
     return f"{label} ({user_id})" if label else str(user_id)
 
 
-async def allow_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/allow <id> lets a person in; /allow alone in a group opens the group (owner only)."""
+async def _access_target(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, verb: str
+) -> tuple[Chat, User, int | None] | None:
+    """What /allow or /deny (``verb``) is about: (chat, owner, the user id named, or None for the group).
+
+    The bare command means the group it is sent in; in a private chat, or with an argument that is
+    not a number, the command's usage is shown. None when there is nothing more to do.
+    """
     message, user = update.effective_message, update.effective_user
     if message is None or user is None or not await owner_only(update, context):
+        return None
+    raw = _argument(context)
+    if not raw and is_group(message.chat):
+        return message.chat, user, None
+    try:
+        return message.chat, user, int(raw)
+    except ValueError:
+        await reply(update, context, t(f"{verb}.usage", lang_for(update)))
+        return None
+
+
+async def allow_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/allow <id> lets a person in; /allow alone in a group opens the group (owner only)."""
+    asked = await _access_target(update, context, "allow")
+    if asked is None:
         return
-    g, lang, raw = guard(context), lang_for(update), _argument(context)
-    if not raw:
-        if not is_group(message.chat):
-            await reply(update, context, t("allow.usage", lang))
-            return
-        change = g.access.allow_group(message.chat.id, message.chat.title or "", user.id)
+    chat, user, target = asked
+    g, lang = guard(context), lang_for(update)
+    if target is None:
+        change = g.access.allow_group(chat.id, chat.title or "", user.id)
         if change is Change.DONE:
-            log.info("the owner opened group %s", message.chat.id)
+            log.info("the owner opened group %s", chat.id)
             await save_access(g)
         await reply(update, context, t("allow.group" if change is Change.DONE else "allow.group_already", lang))
-        return
-    try:
-        target = int(raw)
-    except ValueError:
-        await reply(update, context, t("allow.usage", lang))
         return
     change = g.access.allow_user(target, user.id)
     if change is Change.DONE:
@@ -271,24 +285,17 @@ async def allow_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
 async def deny_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/deny <id> takes a person's access away; /deny alone in a group closes the group (owner only)."""
-    message, user = update.effective_message, update.effective_user
-    if message is None or user is None or not await owner_only(update, context):
+    asked = await _access_target(update, context, "deny")
+    if asked is None:
         return
-    g, lang, raw = guard(context), lang_for(update), _argument(context)
-    if not raw:
-        if not is_group(message.chat):
-            await reply(update, context, t("deny.usage", lang))
-            return
-        change = g.access.deny_group(message.chat.id)
+    chat, _, target = asked
+    g, lang = guard(context), lang_for(update)
+    if target is None:
+        change = g.access.deny_group(chat.id)
         if change is Change.DONE:
-            log.info("the owner closed group %s", message.chat.id)
+            log.info("the owner closed group %s", chat.id)
             await save_access(g)
         await reply(update, context, t("deny.group" if change is Change.DONE else "deny.group_already", lang))
-        return
-    try:
-        target = int(raw)
-    except ValueError:
-        await reply(update, context, t("deny.usage", lang))
         return
     who = _who(g, target)
     change = g.access.deny_user(target)
