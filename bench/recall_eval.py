@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -284,36 +285,27 @@ def main(argv: list[str] | None = None) -> int:
         for name, change in ABLATIONS.items():
             methods[name] = dataclasses.replace(Weights(), **change)
     methods["recall"] = Weights()
-    gens = ("facts", "persona") if args.gen == "both" else (args.gen,)
     summary = []
-    for gen in gens:
-        styles = [s for s in args.style.split(",") if gen == "persona" or s in ("named", "plain")]
-        for style in styles:
-            with tempfile.TemporaryDirectory() as tmp:
-                data_dir = Path(tmp)
-                cases = [make_case(gen, seed, style) for seed in args.seeds]
-                for seed, case in zip(args.seeds, cases, strict=True):
-                    case.write(data_dir)  # type: ignore[operator]
-                    pad(case, data_dir, args.pad, seed)
-                turns = sum(len(c.turns) for c in cases)
-                qs = sum(len(c.questions) for c in cases)
-                found = evaluate(cases, data_dir, methods)
-                seeds = f"seeds {args.seeds[0]}..{args.seeds[-1]}"
-                title = f"{gen} style={style}: {len(cases)} conversations ({seeds}), {turns} turns, {qs} questions"
-                table(found, title)
-                per_seed = []
-                for seed, case in zip(args.seeds, cases, strict=True):
-                    one = evaluate([case], data_dir, methods)
-                    per_seed.append({n: recall_at(one[n]["all"], 10) for n in one})
-                    if not args.quiet:
-                        cells = "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one)
-                        print(f"  seed {seed}: recall@10 {cells}")
-                ours = [p["recall"] for p in per_seed]
-                base = [p["index BM25"] for p in per_seed]
-                at10 = {n: recall_at(found[n]["all"], 10) for n in ("plain BM25", "index BM25", "recall")}
-                summary.append((gen, style, *at10.values(), min(ours), max(ours), min(base), max(base)))
-                if not args.no_cli and style == styles[0]:
-                    check_cli(cases[0], data_dir)
+    cli_checked: set[str] = set()
+    for gen, style, cases, data_dir in datasets(args):
+        turns = sum(len(c.turns) for c in cases)
+        qs = sum(len(c.questions) for c in cases)
+        found = evaluate(cases, data_dir, methods)
+        table(found, f"{describe(gen, style, cases, args.seeds)}, {turns} turns, {qs} questions")
+        per_seed = []
+        for seed, case in zip(args.seeds, cases, strict=True):
+            one = evaluate([case], data_dir, methods)
+            per_seed.append({n: recall_at(one[n]["all"], 10) for n in one})
+            if not args.quiet:
+                cells = "  ".join(f"{n} {100 * recall_at(one[n]['all'], 10):.1f}" for n in one)
+                print(f"  seed {seed}: recall@10 {cells}")
+        ours = [p["recall"] for p in per_seed]
+        base = [p["index BM25"] for p in per_seed]
+        at10 = {n: recall_at(found[n]["all"], 10) for n in ("plain BM25", "index BM25", "recall")}
+        summary.append((gen, style, *at10.values(), min(ours), max(ours), min(base), max(base)))
+        if not args.no_cli and gen not in cli_checked:  # once per generator, on its first style
+            cli_checked.add(gen)
+            check_cli(cases[0], data_dir)
     print("\nrecall@10 (per-seed min-max)")
     print(f"{'generator':<9} {'style':<9} {'plain BM25':>10} {'index BM25':>18} {'recall':>18}")
     for gen, style, p, i, r, rlo, rhi, ilo, ihi in summary:
@@ -329,8 +321,8 @@ def pad(case: Case, data_dir: Path, messages: int, seed: int) -> None:
         write_chat(path, messages, seed=1000 + seed, year=2015)
 
 
-def main_related(args: argparse.Namespace) -> int:
-    summary = []
+def datasets(args: argparse.Namespace) -> Iterator[tuple[str, str, list[Case], Path]]:
+    """Each generator and style asked for: (gen, style, conversations, a temp DATA_DIR holding them)."""
     for gen in ("facts", "persona") if args.gen == "both" else (args.gen,):
         for style in [s for s in args.style.split(",") if gen == "persona" or s in ("named", "plain")]:
             with tempfile.TemporaryDirectory() as tmp:
@@ -339,11 +331,20 @@ def main_related(args: argparse.Namespace) -> int:
                 for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
                     pad(case, data_dir, args.pad, seed)
-                found, stats = evaluate_related(cases, data_dir)
-                seeds = f"seeds {args.seeds[0]}..{args.seeds[-1]}"
-                related_table(found, stats, f"{gen} style={style}: {len(cases)} conversations ({seeds}), at 5")
-                at5 = [recall_at(found[n]["all"], 5) for n in ("search", "related", "related+context")]
-                summary.append((gen, style, *at5, stats["empty"], stats["related"], stats["search"]))
+                yield gen, style, cases, data_dir
+
+
+def describe(gen: str, style: str, cases: list[Case], seeds: list[int]) -> str:
+    return f"{gen} style={style}: {len(cases)} conversations (seeds {seeds[0]}..{seeds[-1]})"
+
+
+def main_related(args: argparse.Namespace) -> int:
+    summary = []
+    for gen, style, cases, data_dir in datasets(args):
+        found, stats = evaluate_related(cases, data_dir)
+        related_table(found, stats, f"{describe(gen, style, cases, args.seeds)}, at 5")
+        at5 = [recall_at(found[n]["all"], 5) for n in ("search", "related", "related+context")]
+        summary.append((gen, style, *at5, stats["empty"], stats["related"], stats["search"]))
     print("\nrecall@5: the automatic recall (related) vs the thorough search")
     print(f"{'generator':<9} {'style':<9} {'search':>7} {'related':>8} {'+context':>9} {'empty':>6} "
           f"{'related ms':>11} {'search ms':>10}")  # fmt: skip
