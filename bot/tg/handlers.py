@@ -200,6 +200,12 @@ async def respond(
     await svc.assistant.maintain(chat.id, user_id=user.id if user else None, wait=False)
 
 
+async def answer_question(update: Update, context: ContextTypes.DEFAULT_TYPE, question: Question) -> None:
+    """Ask Claude ``question`` in this update's chat and deliver the answer (see ``respond``)."""
+    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
+    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+
+
 async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Answer a text message with Claude and the chat's memory (in groups only when addressed)."""
     text = await incoming(update, context)
@@ -211,8 +217,7 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not await admitted(update, context):
         return
     question = question_for(update, text)
-    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
-    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+    await answer_question(update, context, question)
 
 
 async def answer_image(
@@ -243,8 +248,7 @@ async def answer_image(
     if not await admitted(update, context):
         return
     question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
-    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
-    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+    await answer_question(update, context, question)
 
 
 async def answer_document(
@@ -272,8 +276,7 @@ async def answer_document(
     question_text = caption.strip() or t("document.default_question", lang)
     stored = documents.stored_text(doc.name, question_text)
     question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
-    chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
-    await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
+    await answer_question(update, context, question)
 
 
 async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
