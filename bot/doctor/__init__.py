@@ -1,7 +1,7 @@
 """``python -m bot doctor``: is everything in place for a start? One line per finding.
 
-Each check is a small function registered with ``@check(name)`` (see bot/doctor_checks.py
-and bot/doctor_net.py); it gets a ``Context`` and yields ``Result`` lines:
+Each check is a small function registered with ``@check(name)`` (see bot/doctor/checks.py
+and bot/doctor/net.py); it gets a ``Context`` and yields ``Result`` lines:
 
     ok       settings: TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are set and well-formed
     note     transcripts: 4242.jsonl ends in a torn line (a write cut by a crash): harmless, …
@@ -24,86 +24,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
 from bot.config import ConfigError, Settings, load_settings
-
-OK, NOTE, SKIP, PROBLEM = "ok", "note", "skip", "problem"
-
-
-@dataclass(frozen=True)
-class Result:
-    status: str  # ok, note, skip, problem
-    name: str
-    message: str
-
-    def line(self) -> str:
-        return f"{self.status:<8} {self.name}: {self.message}"
-
-
-def ok(name: str, message: str) -> Result:
-    return Result(OK, name, message)
-
-
-def note(name: str, message: str) -> Result:
-    return Result(NOTE, name, message)
-
-
-def skip(name: str, message: str) -> Result:
-    return Result(SKIP, name, message)
-
-
-def problem(name: str, message: str) -> Result:
-    return Result(PROBLEM, name, message)
-
-
-@dataclass
-class Context:
-    """What the checks see: the environment (after .env), the settings if they load, options."""
-
-    env: Mapping[str, str]
-    settings: Settings | None
-    config_error: str | None
-    data_dir: Path
-    offline: bool = False
-    timeout: float = 15.0
-    heartbeat_max_age: float = 90.0
-    cache: dict[str, object] = field(default_factory=dict)
-
-
-CheckFunction = Callable[[Context], Iterable[Result]]
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    run: CheckFunction
-    network: bool = False  # skipped with --offline
-    default: bool = True  # False: only with --only NAME (e.g. the heartbeat of a running bot)
-
-
-CHECKS: list[Check] = []
-
-
-def check(name: str, *, network: bool = False, default: bool = True) -> Callable[[CheckFunction], CheckFunction]:
-    """Register a check; they run in the order they were registered."""
-
-    def register(fn: CheckFunction) -> CheckFunction:
-        CHECKS[:] = [c for c in CHECKS if c.name != name]
-        CHECKS.append(Check(name, fn, network, default))
-        return fn
-
-    return register
+from bot.doctor.base import CHECKS, PROBLEM, Check, Context, Result, check, note, ok, problem, skip  # noqa: F401
 
 
 def registered() -> list[Check]:
     """All checks (importing the modules that register them)."""
-    import bot.doctor_checks  # noqa: F401
-    import bot.doctor_net  # noqa: F401
-    import bot.doctor_owner  # noqa: F401
+    import bot.doctor.checks  # noqa: F401
+    import bot.doctor.net  # noqa: F401
+    import bot.doctor.owner  # noqa: F401
 
     return list(CHECKS)
 
@@ -144,7 +77,7 @@ def make_context(
 ) -> Context:
     settings: Settings | None = None
     error: str | None = None
-    # the keys are checked on their own (bot/doctor_checks.py): stand-ins let the other settings be validated
+    # the keys are checked on their own (bot/doctor/checks.py): stand-ins let the other settings be validated
     stand_ins = {n: env.get(n, "").strip() or "missing" for n in ("TELEGRAM_BOT_TOKEN", "ANTHROPIC_API_KEY")}
     try:
         settings = load_settings({**env, **stand_ins})
