@@ -25,11 +25,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from bot.locks import ChatLocks
-from bot.model import Model, ModelError, TextCallback, Usage
+from bot.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import build_system
 from bot.toolloop import ToolLoop, api_message, iso
 from bot.tools import Tool, Toolbox, ToolContext
@@ -73,6 +73,20 @@ class Spend:
 
 
 SpendSink = Callable[[Spend], None]
+
+class Held(Protocol):
+    """What a model call holds of its user's daily token budget (bot/limits.py ``Hold``)."""
+
+    def park(self) -> None:
+        """The call ended and its usage is recorded; the question may make another."""
+
+    def release(self) -> None:
+        """The question ended."""
+
+
+Reserve = Callable[[int | None, Mapping[str, Any], Held | None], Awaitable[Held]]
+"""(user, request, the hold of the question's previous call) before a model call -> its hold; may wait for
+the user's other calls; raises ModelError("limit") when the user's daily token budget is spent."""
 
 
 
@@ -158,6 +172,7 @@ class Assistant:
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
         self.may_remind: Callable[[ToolContext], str | None] | None = None  # read by the reminder tools
+        self.reserve: Reserve | None = None  # checked before every model call (answers, tool rounds, summaries)
         self.locks = ChatLocks()
         self.pending = PendingStore(transcript.root)
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
@@ -344,17 +359,30 @@ class Assistant:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             source = {"offset": offset, "at": _iso(asked_at)}
             ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
+            held: list[Held] = []  # what this question's calls hold of the user's daily token budget
+
+            async def before_call(request: Mapping[str, Any]) -> None:
+                if self.reserve is not None:
+                    held[:] = [await self.reserve(q.user_id, request, held[-1] if held else None)]
+
+            def spend(kind: str, reply: Reply) -> None:
+                self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage)
+                for hold in held:
+                    hold.park()
+
             loop = ToolLoop(
                 self.model,
                 self.toolbox,
                 max_rounds=self.max_tool_rounds,
                 max_tokens=self.max_tokens,
                 now=self.now,
-                spend=lambda kind, reply: self.spend(
-                    chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage
-                ),
+                spend=spend,
+                before_call=before_call,
             )
-            result = await loop.run(system, messages, ctx, on_text)
+            try:
+                result = await loop.run(system, messages, ctx, on_text)
+            finally:
+                _release(held)
             turn = result.stored
             answer = Answer(result.text, result.usage, result.rounds, result.calls)
         except ModelError as e:
@@ -463,6 +491,11 @@ class Assistant:
                     if isinstance(value, int):
                         totals[key] += value
         return totals
+
+
+def _release(held: list[Held]) -> None:
+    while held:
+        held.pop().release()
 
 
 async def _finish_despite_cancel(work: Awaitable[None]) -> None:

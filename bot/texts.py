@@ -38,6 +38,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 빈 답이 왔어요. 다시 보내 주세요.",
         "en": "⚠️ The answer was empty. Please send it again.",
     },
+    "error.limit": {
+        "ko": "⏳ 오늘 쓸 수 있는 양(토큰)을 모두 써서 여기서 멈췄어요. 자정이 지나면 /retry 로 다시 물을 수 있어요.",
+        "en": "⏳ Today's allowance (tokens) is used up, so I stopped here. After midnight, /retry asks again.",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from telegram import BotCommand, BotCommandScopeChat, Chat, ChatMember, Update, User
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
 from bot.access import Access, Change, PairResult, Person, utc_now
-from bot.ask import Spend, SpendSink
+from bot.ask import Held, Reserve, Spend, SpendSink
 from bot.config import ConfigError, Settings
-from bot.limits import Limits, user_key, when_text
+from bot.limits import Hold, Limits, OverBudget, user_key, when_text
+from bot.model import ModelError
 from bot.pricing import PriceTable
 from bot.texts import t
 from bot.tg.groups import is_group
@@ -105,13 +107,31 @@ def charging(g: Guard, also: SpendSink | None = None) -> SpendSink:
     return both
 
 
+def reserving(g: Guard) -> Reserve:
+    """The Assistant's check before every model call: hold the call's tokens of its user's daily budget.
+
+    The owner and calls without a user (the terminal) are never limited. Refused: ModelError("limit").
+    """
+
+    async def reserve(user_id: int | None, request: Mapping[str, Any], previous: Held | None) -> Held:
+        exempt = user_id is None or g.access.is_owner(user_id)
+        last = previous if isinstance(previous, Hold) else None
+        try:
+            return await g.limits.reserve(user_id, request, previous=last, exempt=exempt)
+        except OverBudget as e:
+            log.info("user %s: model call refused, the daily token budget is spent", user_id)
+            raise ModelError("limit", str(e)) from None
+
+    return reserve
+
+
 def reminder_check(g: Guard) -> Callable[[ToolContext], str | None]:
     """Refuse new reminders to a user over today's limits (the owner never is); pending ones still go out."""
 
     def check(ctx: ToolContext) -> str | None:
         if ctx.user_id is None or g.access.is_owner(ctx.user_id):
             return None
-        refusal = g.limits.over(user_key(ctx.user_id))
+        refusal = g.limits.over(user_key(ctx.user_id), holds=False)
         if refusal is None:
             return None
         reset = refusal.resets_at.isoformat(timespec="minutes")

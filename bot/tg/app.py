@@ -52,6 +52,7 @@ def build_application(
     guard = tg_access.make_guard(settings, now)
     assistant.on_spend = tg_access.charging(guard, assistant.on_spend)
     assistant.may_remind = tg_access.reminder_check(guard)
+    assistant.reserve = tg_access.reserving(guard)  # before every model call: the daily token budget
 
     async def menus(app: Application) -> None:
         await commands.register_menu(app)
