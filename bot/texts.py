@@ -113,6 +113,21 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🚫 This group is closed: I answer only allowed people here.",
     },
     "deny.group_already": {"ko": "이 그룹은 열려 있지 않아요.", "en": "This group was not open."},
+    "allow.group_id": {
+        "ko": "✅ 그룹 {chat} 을(를) 열었어요. 그 그룹의 누구든 저를 부르면 답해요.",
+        "en": "✅ Group {chat} is open now: I answer anyone there who mentions me.",
+    },
+    "allow.group_id_already": {"ko": "그룹 {chat} 은(는) 이미 열려 있어요.", "en": "Group {chat} is already open."},
+    "deny.group_id": {
+        "ko": "🚫 그룹 {chat} 을(를) 닫았어요. 이제 그곳에서는 허용된 사람에게만 답해요.",
+        "en": "🚫 Group {chat} is closed: I answer only allowed people there.",
+    },
+    "deny.group_id_already": {"ko": "그룹 {chat} 은(는) 열려 있지 않아요.", "en": "Group {chat} was not open."},
+    "allow.not_person": {
+        "ko": "{who} 은(는) 한 사람이 아니라 텔레그램의 대리 계정(익명 관리자·채널·서비스)이에요. 들일 수 없어요.",
+        "en": "{who} is not a person but one of Telegram's stand-in accounts (anonymous admins, channels, "
+        "service messages): it cannot be allowed.",
+    },
     "users.header": {"ko": "👥 봇을 쓸 수 있는 사람", "en": "👥 Who may use the bot"},
     "users.owner": {"ko": "주인", "en": "owner"},
     "users.config": {"ko": "설정", "en": "config"},

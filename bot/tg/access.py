@@ -159,10 +159,30 @@ async def save_access(g: Guard) -> None:
 
 
 # -- the gate ----------------------------------------------------------------------
+STAND_INS = frozenset({1087968824, 136817688, 777000})
+"""Telegram's stand-in senders, never a person: GroupAnonymousBot (anonymous group admins), Channel_Bot
+(posting as a channel), and 777000 (service messages, posts forwarded from a linked channel)."""
+
+
+def impersonal(update: Update) -> bool:
+    """Sent by nobody the bot can name: an anonymous admin, a channel, a service account or a bot.
+
+    Such a message never runs a command or a question: the person behind it cannot be known, so
+    neither their rights nor their limits can.
+    """
+    message, user = update.effective_message, update.effective_user
+    if message is not None and message.sender_chat is not None:
+        return True
+    return user is None or user.is_bot or user.id in STAND_INS
+
+
 async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """True if the sender may talk to the bot in this chat; otherwise one short reply (or silence)."""
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
+        return False
+    if impersonal(update):  # silent: anonymous admins and channels cannot be told apart from each other
+        log.info("ignored a message from %s in chat %s (not a person)", user.id, message.chat.id)
         return False
     g = guard(context)
     group = is_group(message.chat)
@@ -288,12 +308,17 @@ async def allow_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return
     chat, user, target = asked
     g, lang = guard(context), lang_for(update)
-    if target is None:
-        change = g.access.allow_group(chat.id, chat.title or "", user.id)
+    if target is None or target < 0:  # this group, or a group named by its id (negative)
+        group = chat.id if target is None else target
+        change = g.access.allow_group(group, (chat.title or "") if group == chat.id else "", user.id)
         if change is Change.DONE:
-            log.info("the owner opened group %s", chat.id)
+            log.info("the owner opened group %s", group)
             await save_access(g)
-        await reply(update, context, t("allow.group" if change is Change.DONE else "allow.group_already", lang))
+        key = "allow.group" if change is Change.DONE else "allow.group_already"
+        await reply(update, context, t(key if target is None else key.replace("group", "group_id"), lang, chat=group))
+        return
+    if target in STAND_INS:
+        await reply(update, context, t("allow.not_person", lang, who=target))
         return
     change = g.access.allow_user(target, user.id)
     if change is Change.DONE:
@@ -310,12 +335,14 @@ async def deny_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     chat, _, target = asked
     g, lang = guard(context), lang_for(update)
-    if target is None:
-        change = g.access.deny_group(chat.id)
+    if target is None or target < 0:  # this group, or a group named by its id (from a private chat too)
+        group = chat.id if target is None else target
+        change = g.access.deny_group(group)
         if change is Change.DONE:
-            log.info("the owner closed group %s", chat.id)
+            log.info("the owner closed group %s", group)
             await save_access(g)
-        await reply(update, context, t("deny.group" if change is Change.DONE else "deny.group_already", lang))
+        key = "deny.group" if change is Change.DONE else "deny.group_already"
+        await reply(update, context, t(key if target is None else key.replace("group", "group_id"), lang, chat=group))
         return
     who = _who(g, target)
     change = g.access.deny_user(target)

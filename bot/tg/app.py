@@ -17,7 +17,7 @@ from bot.ask import Assistant
 from bot.claude import prewarm
 from bot.config import Settings
 from bot.tg import access as tg_access
-from bot.tg import commands, handlers, reminders
+from bot.tg import commands, handlers, reminders, webhook
 from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
@@ -142,6 +142,7 @@ def run(settings: Settings) -> None:
     if beat is not None:
         heartbeat.install_webhook_heartbeat(app, beat)
     path = webhook_path(settings.webhook_url)
+    webhook.install()  # the secret header compared in constant time
     # the URL is public configuration, the secret is not: it is never logged
     log.info(
         "starting the webhook on %s:%d/%s for %s (data in %s)",
