@@ -470,6 +470,16 @@ class Assistant:
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
 
+    def chat_info(self, chat_id: ChatId) -> dict[str, int]:
+        """The transcript's size in bytes, messages covered by the summary, and facts (cheap: never reads the
+        transcript; /stats takes the tokens from the usage ledger)."""
+        summary = self.memory.load(chat_id)
+        return {
+            "bytes": self.transcript.size(chat_id),
+            "summary_covers": summary.covers if summary else 0,
+            "facts": len(self.facts.list(chat_id)),
+        }
+
     def stats(self, chat_id: ChatId) -> dict[str, int]:
         """Messages stored, messages covered by the summary, and tokens used (reads the whole transcript)."""
         summary = self.memory.load(chat_id)

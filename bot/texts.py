@@ -281,10 +281,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🆕 This is a fresh conversation; there was nothing to archive.",
     },
     "stats": {
-        "ko": "📊 이 채팅의 기록\n저장된 메시지: {messages}개\n요약: {summary}\n기억하는 사실: {facts}개\n"
-        "토큰: 입력 {input}, 출력 {output}, 캐시 읽기 {cache_read}, 캐시 쓰기 {cache_write}",
-        "en": "📊 This chat\nMessages stored: {messages}\nSummary: {summary}\nFacts remembered: {facts}\n"
-        "Tokens: input {input}, output {output}, cache read {cache_read}, cache write {cache_write}",
+        "ko": "📊 이 채팅의 기록\n저장된 대화: {size}\n요약: {summary}\n기억하는 사실: {facts}개",
+        "en": "📊 This chat\nConversation stored: {size}\nSummary: {summary}\nFacts remembered: {facts}",
+    },
+    "export.wait": {
+        "ko": "⏳ 내보내기는 {minutes}분에 한 번만 할 수 있어요. {left}분 뒤에 다시 보내 주세요.",
+        "en": "⏳ /export works once every {minutes} minutes. Please send it again in {left} min.",
     },
     "stats.covers": {"ko": "앞의 메시지 {n}개를 요약함", "en": "covers the first {n} messages"},
     "stats.no_summary": {"ko": "아직 없음", "en": "none yet"},
