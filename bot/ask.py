@@ -111,6 +111,7 @@ class Question:
     attachments: tuple[dict[str, Any], ...] = ()  # API content blocks sent with it, never stored
     meta: Mapping[str, Any] = field(default_factory=dict)  # extra fields stored with the user turn
     user_id: int | None = None  # who asks (for cost accounting; not stored unless in meta)
+    may_manage: Callable[[], bool] | None = None  # the asker's rights for the tools (ToolContext); None: all
 
 
 def valid_text(text: str) -> str:
@@ -319,6 +320,7 @@ class Assistant:
         on_text: TextCallback | None = None,
         restore: Callable[[Question], Awaitable[Question]] | None = None,
         user_id: int | None = None,
+        may_manage: Callable[[], bool] | None = None,
     ) -> tuple[Question, Answer]:
         """Re-ask the last question: the failed one, or else the last answered one.
 
@@ -332,7 +334,7 @@ class Assistant:
             if failed is not None:
                 question, was_retry = failed
                 if user_id is not None:
-                    question = Question(question.text, question.attachments, question.meta, user_id)
+                    question = Question(question.text, question.attachments, question.meta, user_id, may_manage)
                 if restore is not None and not question.attachments:
                     question = await restore(question)
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
@@ -343,7 +345,7 @@ class Assistant:
                 raise NothingToRetry
             last = turns[asked[-1]][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry", OFFSET)}
-            q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
+            q = Question(content_text(last["content"]), meta=meta, user_id=user_id, may_manage=may_manage)
             if restore is not None:
                 q = await restore(q)
             # the new answer replaces the old one only when that was the last turn
@@ -358,7 +360,7 @@ class Assistant:
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             source = {"offset": offset, "at": _iso(asked_at)}
-            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
+            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id, q.may_manage)
             held: list[Held] = []  # what this question's calls hold of the user's daily token budget
 
             async def before_call(request: Mapping[str, Any]) -> None:

@@ -176,16 +176,17 @@ class Limits:
             return Refusal("tokens", self.tokens, self.resets_at(now))
         return None
 
-    def admit(self, user_id: int | None, chat_id: int | str, *, exempt: bool = False) -> Refusal | None:
-        """Accept a question (count it, hold ``ADMISSION_TOKENS`` for it) or say which limit refuses it.
-
-        Cheap: no file I/O.
+    def admit(
+        self, user_id: int | None, chat_id: int | str, *, exempt: bool = False, hold: bool = True
+    ) -> Refusal | None:
+        """Accept a question (count it, hold ``ADMISSION_TOKENS`` for it unless ``hold`` is False: no model
+        call follows) or say which limit refuses it. Cheap: no file I/O.
         """
         user = user_key(user_id)
         if not exempt and (refusal := self.over(user)) is not None:
             return refusal
         self.ledger.add_question(user, str(chat_id), self.day())
-        if not exempt and self.tokens:
+        if hold and not exempt and self.tokens:
             self._hold(Hold(self, user, ADMISSION_TOKENS, self.now() + HOLD_FOR))
         return None
 

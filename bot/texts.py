@@ -332,6 +332,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "기억할 수 있는 사실이 가득 찼어요 ({limit}개). /memory 에서 보고 /forget 으로 정리해 주세요.",
         "en": "My fact memory is full ({limit} facts). See /memory and remove some with /forget.",
     },
+    "fact.too_much": {
+        "ko": "이 그룹의 사실 메모리가 가득 찼어요 (모두 합쳐 최대 {limit}자). "
+        "/memory 에서 보고 관리자가 /forget 으로 정리해 주세요.",
+        "en": "This group's fact memory is full ({limit} characters in all). See /memory; an admin can remove "
+        "some with /forget.",
+    },
     "fact.unreadable": {
         "ko": "사실 파일을 읽을 수 없어서 바꾸지 않았어요. 서버 관리자에게 알려 주세요.",
         "en": "The facts file is unreadable, so nothing was changed. Please tell the bot's admin.",

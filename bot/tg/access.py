@@ -198,13 +198,16 @@ async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     return False
 
 
-async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """Accept a question for answering (counted now) or tell the user when their daily limit resets."""
+async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE, *, model: bool = True) -> bool:
+    """Accept a question for answering (counted now) or tell the user when their daily limit resets.
+
+    ``model``: a model call follows (tokens are held for it); False for /remember, which writes memory.
+    """
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return False
     g = guard(context)
-    refusal = g.limits.admit(user.id, message.chat.id, exempt=g.access.is_owner(user.id))
+    refusal = g.limits.admit(user.id, message.chat.id, exempt=g.access.is_owner(user.id), hold=model)
     if refusal is None:
         return True
     log.info("user %s is over the daily %s limit", user.id, refusal.kind)
@@ -214,21 +217,55 @@ async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     return False
 
 
+async def is_manager(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    """The owner, or an administrator of the group (asked of Telegram; unknown counts as no)."""
+    if guard(context).access.is_owner(user_id):
+        return True
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+        return member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+    except TelegramError as e:  # unknown: refuse
+        log.warning("could not check whether user %s administers chat %s: %s", user_id, chat_id, e)
+        return False
+
+
 async def may_manage(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """In groups only the owner or an administrator may /reset or /forget; private chats always may."""
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return False
-    if not is_group(message.chat) or guard(context).access.is_owner(user.id):
+    if not is_group(message.chat) or await is_manager(context, message.chat.id, user.id):
         return True
-    try:
-        member = await context.bot.get_chat_member(message.chat.id, user.id)
-        if member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR):
-            return True
-    except TelegramError as e:  # unknown: refuse
-        log.warning("could not check whether user %s administers chat %s: %s", user.id, message.chat.id, e)
     await reply(update, context, t("group.admin_only", lang_for(update)))
     return False
+
+
+def manager_check(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Callable[[], bool] | None:
+    """The asker's rights for the tools (``ToolContext.may_manage``): None in a private chat (their own);
+    in a group a check that asks Telegram once, the first time a tool needs it, from the tool's thread."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None or not is_group(message.chat):
+        return None
+    loop = asyncio.get_running_loop()
+    chat_id, user_id = message.chat.id, user.id
+    known: list[bool] = []
+
+    def check() -> bool:
+        if not known:
+            try:
+                asyncio.get_running_loop()
+                return False  # on the event loop itself it cannot wait for Telegram: refuse, never block
+            except RuntimeError:
+                pass
+            answer = asyncio.run_coroutine_threadsafe(is_manager(context, chat_id, user_id), loop)
+            try:
+                known.append(answer.result(timeout=60))
+            except Exception:  # no answer: refuse
+                log.warning("could not check whether user %s administers chat %s", user_id, chat_id, exc_info=True)
+                return False
+        return known[0]
+
+    return check
 
 
 async def owner_only(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

@@ -154,8 +154,14 @@ async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/remember <text>: add a fact."""
-    await _text_command(update, context, remember_text)
+    """/remember <text>: add a fact; it counts against the daily question limit (it grows every request)."""
+
+    async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+        if not await check_allowed(update, context):
+            return False
+        return not _argument(update).strip() or await tg_access.admit(update, context, model=False)
+
+    await _text_command(update, context, remember_text, gate)
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -210,7 +216,11 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     async def ask(on_text: TextCallback) -> Answer:
         user = update.effective_user
         _, answer = await assistant.retry(
-            chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None
+            chat_id,
+            on_text=on_text,
+            restore=restore,
+            user_id=user.id if user else None,
+            may_manage=tg_access.manager_check(update, context),
         )
         return answer
 

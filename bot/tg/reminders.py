@@ -34,8 +34,9 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
 from bot.ask import Assistant
-from bot.reminder_commands import reminders_text
+from bot.reminder_commands import CANCEL_WORDS, reminders_text
 from bot.texts import t
+from bot.tg.groups import is_group
 from bot.tg.handlers import check_allowed, lang_for, reply, services
 from bot.tg.stream import retry_seconds
 from bot.tools.reminders import local_time, zone_label
@@ -397,6 +398,27 @@ def install(app: Application, assistant: Assistant, store: ReminderStore, tz: st
     return delivery
 
 
+async def _may_cancel(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, store: ReminderStore, argument: str
+) -> bool:
+    """In a group a member cancels only their own reminders; others' need the owner or an admin (as /forget)."""
+    from bot.tg.access import may_manage  # that module builds on the handlers
+
+    message, user = update.effective_message, update.effective_user
+    words = argument.split()
+    if message is None or user is None or not is_group(message.chat):
+        return True
+    if len(words) != 2 or words[0].lower() not in CANCEL_WORDS:
+        return True
+    try:
+        r = await asyncio.to_thread(store.get, words[1].strip().lstrip("#"))
+    except ReminderFileError:
+        return True  # the command says the file is unreadable
+    if r is None or r.chat_id != str(message.chat.id) or r.user_id == user.id:
+        return True
+    return await may_manage(update, context)
+
+
 async def reminders_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/reminders lists the chat's pending reminders; /reminders cancel <id> cancels one."""
     message = update.effective_message
@@ -406,5 +428,7 @@ async def reminders_command(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     text = message.text or ""
     argument = text.split(maxsplit=1)[1] if len(text.split(maxsplit=1)) > 1 else ""
     tz = services(context).settings.timezone
+    if not await _may_cancel(update, context, delivery.store, argument):
+        return
     answer = await asyncio.to_thread(reminders_text, delivery.store, message.chat.id, argument, lang_for(update), tz)
     await reply(update, context, answer)
