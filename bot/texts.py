@@ -442,6 +442,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⏰ {text}\n(전송 중 중단되었을 수 있는 알림이에요 · {when}. 이미 받으셨다면 무시해 주세요.)",
         "en": "⏰ {text}\n(Sending this reminder ({when}) may have been interrupted; ignore it if you already got it.)",
     },
+    "reminders.held": {
+        "ko": "⏸ 보류된 알림 {n}개 (설정한 사람이나 그룹의 접근이 해제되어 보내지 않고 보관 중):",
+        "en": "⏸ {n} held reminders (kept, not sent: whoever set them no longer has access there):",
+    },
+    "reminders.held_where": {"ko": "채팅 {chat}, 설정 {user}", "en": "chat {chat}, set by {user}"},
     "reminders.empty": {
         "ko": "⏰ 예정된 알림이 없어요. \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 맞춰 둘게요.",
         "en": "⏰ No reminders pending. Say something like \"remind me tomorrow at 9 to take my pills\".",

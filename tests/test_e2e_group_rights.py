@@ -7,7 +7,7 @@ The real Telegram application and Claude client run in this process against the 
 import asyncio
 import json
 import traceback
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -206,3 +206,22 @@ async def test_stats_reads_no_transcript_and_export_is_throttled(
         clock.advance(seconds=30)
         tg.send_text(OWNER, "/export")
         await asyncio.to_thread(tg.wait_for, lambda: len(tg.documents(OWNER)) == 2)
+
+
+async def test_reminders_of_a_closed_group_are_held_and_the_owner_sees_them(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    tg = fake_telegram
+    store = ReminderStore(data_dir)
+    past = datetime.now(UTC) - timedelta(minutes=5)  # due while the bot was down: it would go out at once
+    members = store.add(GROUP, past, "회비 걷기", user_id=MEMBER)  # the group was closed with /deny since
+    owners = store.add(GROUP, past, "주인의 알림", user_id=OWNER)  # the owner may still talk there
+    async with running(env, clock) as app:
+        delivery = app.bot_data["reminders"]
+        await asyncio.to_thread(tg.wait_for, lambda: delivery.held and store.get(owners.id).status == "sent")
+        listing = await said(tg, OWNER, "/reminders", OWNER)
+        assert t("reminders.held", n=1) in listing and f"#{members.id}" in listing and "회비 걷기" in listing
+    assert len(tg.sent(GROUP)) == 1 and "주인의 알림" in tg.sent(GROUP)[0]  # late: with its time
+    assert not any("회비 걷기" in s for s in tg.sent(GROUP))
+    assert store.get(members.id).pending  # kept
+    assert fake_anthropic.requests == []  # no summary call for it either

@@ -35,6 +35,7 @@ from bot.tg.handlers import lang_for, reply
 from bot.tools import ToolContext
 from bot.usage_report import all_users_text, chat_usage_text
 from memory.access import AccessFileError, AccessStore
+from memory.reminders import Reminder
 from memory.usage import UsageLedger
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,21 @@ def reserving(g: Guard) -> Reserve:
             raise ModelError("limit", str(e)) from None
 
     return reserve
+
+
+def reminder_deliverable(g: Guard) -> Callable[[Reminder], bool]:
+    """Whether a reminder may go out: its setter could still talk to the bot in its chat (else it is held).
+
+    A reminder without a setter was set at the terminal (the owner) and always goes out.
+    """
+
+    def check(r: Reminder) -> bool:
+        if r.user_id is None:
+            return True
+        chat = int(r.chat_id)
+        return g.access.chat_allowed(chat, r.user_id, group=chat < 0)
+
+    return check
 
 
 def reminder_check(g: Guard) -> Callable[[ToolContext], str | None]:

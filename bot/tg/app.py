@@ -113,7 +113,13 @@ def build_application(
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
     app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)
-    reminders.install(app, assistant, store or ReminderStore(settings.data_dir), settings.timezone)
+    reminders.install(
+        app,
+        assistant,
+        store or ReminderStore(settings.data_dir),
+        settings.timezone,
+        tg_access.reminder_deliverable(guard),  # access changes reach reminders: held, never deleted
+    )
     return app
 
 
