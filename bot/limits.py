@@ -52,6 +52,8 @@ HOLD_FOR = timedelta(minutes=15)
 """An admission hold whose question never made a model call (a failed download, …) lapses after this."""
 IMAGE_TOKENS = 1600
 """Tokens counted for one image block (Claude scales images to about 1.15 megapixels: ~1,600 tokens)."""
+CALLS_PER_QUESTION = 5
+"""Model calls one question may make at most (the tool rounds and the answer; the Assistant sets its own)."""
 OUTPUT_TOKENS = 4096
 """Output tokens held for a call that sets no ``max_tokens``."""
 
@@ -140,6 +142,7 @@ class Limits:
         self.timezone = timezone
         self.tz = ZoneInfo(timezone)
         self.now = now
+        self.calls_per_question = CALLS_PER_QUESTION  # a question's model calls at most (its tool rounds + 1)
         self._holds: dict[str, list[Hold]] = {}  # user -> tokens held (admitted questions, calls in flight)
         self._lock = threading.Lock()  # holds may be released from any thread
         self._waiters: list[asyncio.Future[None]] = []  # calls waiting for a call in flight to end
@@ -197,11 +200,17 @@ class Limits:
 
         ``previous`` is the hold of the question's last call (None for its first call: that gives
         back one admission hold of the user). Raises OverBudget when the tokens spent today reached
-        the limit. A call goes when the tokens spent today and held by the user's other calls
-        (running, or parked between the rounds of other questions) are under the limit. Otherwise a
-        question under way goes on alone when no other call of the user is running (so questions
-        already started are finished first), and a new question waits for them. So every call that
-        goes saw the budget not spent with every call in flight counted: at most one call crosses it.
+        the limit. Otherwise:
+
+        - a question under way makes its next call when the tokens spent and held by the user's
+          other calls (running, or parked between the rounds of other questions) are under the
+          limit, or when no other call of the user is running (one at a time);
+        - a new question starts when no other is under way, or when those under way could all make
+          ``calls_per_question`` calls of their size within the limit;
+
+        else it waits for the user's other calls. So every call that goes saw the budget not spent
+        with every call in flight counted, and questions already started are finished first: at
+        most one call crosses the limit (when the estimates are not below the real calls).
         """
         user = user_key(user_id)
         hold = Hold(self, user, request_tokens(request), running=True)
@@ -222,8 +231,11 @@ class Limits:
                 raise OverBudget(Refusal("tokens", self.tokens, self.resets_at(now)))
             with self._lock:
                 others = [h for h in self._holds.get(user, []) if h.until is None and h is not previous]
-                running = any(h.running for h in others)
-                if spent + sum(h.tokens for h in others) < self.tokens or (previous is not None and not running):
+                if previous is not None:  # under way: go if the calls in flight leave room, or as the only one
+                    go = spent + sum(h.tokens for h in others) < self.tokens or not any(h.running for h in others)
+                else:  # a new question starts only if the ones under way can all finish (or there are none)
+                    go = not others or spent + sum(h.tokens for h in others) * self.calls_per_question < self.tokens
+                if go:
                     if previous is not None:
                         self._drop(previous)
                     self._holds.setdefault(user, []).append(hold)

@@ -40,6 +40,7 @@ async def test_admission_holds_tokens_so_a_burst_is_refused_on_arrival(lim):
 
 
 async def test_calls_in_flight_are_counted_and_the_last_call_may_cross_by_one(lim):
+    lim.calls_per_question = 1  # questions of one call: a new one may start beside others
     spend(lim, 7, 6_500)
     first = await lim.reserve(7, REQUEST)  # 6,500 spent: budget left
     second = await lim.reserve(7, REQUEST)  # 6,500 + ~2,000 held < 10,000: goes too
@@ -59,21 +60,34 @@ async def test_calls_in_flight_are_counted_and_the_last_call_may_cross_by_one(li
     assert refused.value.refusal.kind == "tokens"
 
 
-async def test_a_question_under_way_goes_on_alone_and_new_ones_wait_for_it(lim):
-    spend(lim, 7, 6_000)
-    a = await lim.reserve(7, REQUEST)
-    b = await lim.reserve(7, REQUEST)  # 6,000 + ~2,000 < 10,000
-    a.park()
-    b.park()  # both between rounds: 6,000 + ~4,000 held
-    new = asyncio.create_task(lim.reserve(7, REQUEST))
-    a2 = await asyncio.wait_for(lim.reserve(7, REQUEST, previous=a), 10)  # goes on: no call is running
+async def test_a_new_question_waits_until_the_ones_under_way_could_finish(lim):
+    a = await lim.reserve(7, REQUEST)  # alone: goes
+    new = asyncio.create_task(lim.reserve(7, REQUEST))  # 0 + 5 calls of ~2,000 >= 10,000: waits
     await asyncio.sleep(0)
-    assert not new.done()  # a new question waits for the started ones
-    assert a.released and not b.released
-    spend(lim, 7, 1_000)
-    a2.release()
-    b.release()
+    assert not new.done()
+    spend(lim, 7, 2_000)
+    a.park()
+    a2 = await asyncio.wait_for(lim.reserve(7, REQUEST, previous=a), 10)  # the started one goes on
+    assert a.released and not new.done()
+    spend(lim, 7, 2_000)
+    a2.release()  # it is done: the new question starts
     assert (await asyncio.wait_for(new, 10)).running
+
+
+async def test_a_question_under_way_goes_on_alone_when_nothing_runs(lim):
+    lim.calls_per_question = 1
+    spend(lim, 7, 10_000 - CALL - 1)
+    a = await lim.reserve(7, REQUEST)
+    b = await lim.reserve(7, REQUEST)  # spent + ~2,000 < 10,000: both started
+    spend(lim, 7, 500)
+    a.park()
+    b.park()  # now spent + b's ~2,000 >= 10,000, but nothing is running: a goes on, alone
+    a2 = await asyncio.wait_for(lim.reserve(7, REQUEST, previous=a), 10)
+    b2 = asyncio.create_task(lim.reserve(7, REQUEST, previous=b))  # a2 is running: b waits for it
+    await asyncio.sleep(0)
+    assert not b2.done()
+    a2.park()
+    assert (await asyncio.wait_for(b2, 10)).running
 
 
 async def test_the_owner_and_unlimited_users_hold_nothing(data_dir):

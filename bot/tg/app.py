@@ -53,6 +53,7 @@ def build_application(
     assistant.on_spend = tg_access.charging(guard, assistant.on_spend)
     assistant.may_remind = tg_access.reminder_check(guard)
     assistant.reserve = tg_access.reserving(guard)  # before every model call: the daily token budget
+    guard.limits.calls_per_question = assistant.max_tool_rounds + 1
 
     async def menus(app: Application) -> None:
         await commands.register_menu(app)
