@@ -1,13 +1,13 @@
-"""The daily token limit held before every model call (bot/limits.py ``reserve``), and its e2e proof under a burst."""
+"""The daily token limit held before every model call (bot/core/limits.py ``reserve``), and its e2e proof under a burst."""
 
 import asyncio
 from datetime import UTC, datetime
 
 import pytest
 
-from bot.ask import Spend
-from bot.limits import ADMISSION_TOKENS, Limits, OverBudget, request_tokens
-from bot.model import Usage
+from bot.claude.model import Usage
+from bot.core.ask import Spend
+from bot.core.limits import ADMISSION_TOKENS, Limits, OverBudget, request_tokens
 from memory.usage import UsageLedger
 from tests.conftest import Clock
 
@@ -108,8 +108,8 @@ async def test_a_first_call_gives_back_its_admission_hold(lim):
 
 
 async def test_a_summary_call_is_checked_before_it_is_made():
-    from bot.model import ModelError, Reply
-    from bot.summarizer import Summarizer
+    from bot.claude.model import ModelError, Reply
+    from bot.claude.summarizer import Summarizer
 
     class Model:
         name = "m"

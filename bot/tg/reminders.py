@@ -38,8 +38,8 @@ from telegram import Update
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
-from bot.ask import Assistant
-from bot.reminder_commands import CANCEL_WORDS, reminders_text
+from bot.commands.reminders import CANCEL_WORDS, reminders_text
+from bot.core.ask import Assistant
 from bot.texts import t
 from bot.tg.groups import is_group
 from bot.tg.handlers import check_allowed, lang_for, reply, services

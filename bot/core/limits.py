@@ -38,7 +38,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.ask import Spend
+from bot.core.ask import Spend
 from memory.usage import UsageLedger
 
 TERMINAL = "terminal"
