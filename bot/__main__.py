@@ -24,7 +24,7 @@ class Redact(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)  # whatever their length
 
     def _clean(self, text: str) -> str:
         for secret in self.secrets:

@@ -18,8 +18,10 @@ DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
 DEFAULT_DAILY_MESSAGES = 50
 DEFAULT_DAILY_TOKENS = 200_000
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-# Telegram's rule for setWebhook's secret_token: 1-256 characters A-Z a-z 0-9 _ -
+# Telegram's rule for setWebhook's secret_token: 1-256 characters A-Z a-z 0-9 _ -; the bot wants 32 at least
 WEBHOOK_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+WEBHOOK_SECRET_MIN = 32
+WEBHOOK_SECRET_HOWTO = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 class ConfigError(Exception):
@@ -213,14 +215,19 @@ def _ops_settings(env: Mapping[str, str]) -> dict[str, int | str]:
             )
         if not secret:
             raise ConfigError(
-                "WEBHOOK_SECRET is not set: it is required with WEBHOOK_URL "
-                "(1-256 characters A-Z a-z 0-9 _ -, e.g. from: openssl rand -hex 32)"
+                f"WEBHOOK_SECRET is not set: it is required with WEBHOOK_URL ({WEBHOOK_SECRET_MIN}-256 characters "
+                f"A-Z a-z 0-9 _ -; {WEBHOOK_SECRET_HOWTO})"
             )
     if secret and not WEBHOOK_SECRET_RE.match(secret):
         # never echo the secret itself
         raise ConfigError(
-            f"WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ - (got {len(secret)} characters, "
-            "some not allowed)"
+            f"WEBHOOK_SECRET must be {WEBHOOK_SECRET_MIN}-256 characters of A-Z a-z 0-9 _ - (got {len(secret)} "
+            f"characters, some not allowed; {WEBHOOK_SECRET_HOWTO})"
+        )
+    if secret and len(secret) < WEBHOOK_SECRET_MIN:
+        raise ConfigError(
+            f"WEBHOOK_SECRET is too short: {len(secret)} characters, at least {WEBHOOK_SECRET_MIN} are needed "
+            f"(anyone who guesses it can send the bot updates; {WEBHOOK_SECRET_HOWTO})"
         )
     port = _int(env, "WEBHOOK_PORT", 8080)
     if port > 65535:

@@ -38,6 +38,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 빈 답이 왔어요. 다시 보내 주세요.",
         "en": "⚠️ The answer was empty. Please send it again.",
     },
+    "error.limit": {
+        "ko": "⏳ 오늘 쓸 수 있는 양(토큰)을 모두 써서 여기서 멈췄어요. 자정이 지나면 /retry 로 다시 물을 수 있어요.",
+        "en": "⏳ Today's allowance (tokens) is used up, so I stopped here. After midnight, /retry asks again.",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
@@ -109,6 +113,21 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🚫 This group is closed: I answer only allowed people here.",
     },
     "deny.group_already": {"ko": "이 그룹은 열려 있지 않아요.", "en": "This group was not open."},
+    "allow.group_id": {
+        "ko": "✅ 그룹 {chat} 을(를) 열었어요. 그 그룹의 누구든 저를 부르면 답해요.",
+        "en": "✅ Group {chat} is open now: I answer anyone there who mentions me.",
+    },
+    "allow.group_id_already": {"ko": "그룹 {chat} 은(는) 이미 열려 있어요.", "en": "Group {chat} is already open."},
+    "deny.group_id": {
+        "ko": "🚫 그룹 {chat} 을(를) 닫았어요. 이제 그곳에서는 허용된 사람에게만 답해요.",
+        "en": "🚫 Group {chat} is closed: I answer only allowed people there.",
+    },
+    "deny.group_id_already": {"ko": "그룹 {chat} 은(는) 열려 있지 않아요.", "en": "Group {chat} was not open."},
+    "allow.not_person": {
+        "ko": "{who} 은(는) 한 사람이 아니라 텔레그램의 대리 계정(익명 관리자·채널·서비스)이에요. 들일 수 없어요.",
+        "en": "{who} is not a person but one of Telegram's stand-in accounts (anonymous admins, channels, "
+        "service messages): it cannot be allowed.",
+    },
     "users.header": {"ko": "👥 봇을 쓸 수 있는 사람", "en": "👥 Who may use the bot"},
     "users.owner": {"ko": "주인", "en": "owner"},
     "users.config": {"ko": "설정", "en": "config"},
@@ -262,10 +281,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🆕 This is a fresh conversation; there was nothing to archive.",
     },
     "stats": {
-        "ko": "📊 이 채팅의 기록\n저장된 메시지: {messages}개\n요약: {summary}\n기억하는 사실: {facts}개\n"
-        "토큰: 입력 {input}, 출력 {output}, 캐시 읽기 {cache_read}, 캐시 쓰기 {cache_write}",
-        "en": "📊 This chat\nMessages stored: {messages}\nSummary: {summary}\nFacts remembered: {facts}\n"
-        "Tokens: input {input}, output {output}, cache read {cache_read}, cache write {cache_write}",
+        "ko": "📊 이 채팅의 기록\n저장된 대화: {size}\n요약: {summary}\n기억하는 사실: {facts}개",
+        "en": "📊 This chat\nConversation stored: {size}\nSummary: {summary}\nFacts remembered: {facts}",
+    },
+    "export.wait": {
+        "ko": "⏳ 내보내기는 {minutes}분에 한 번만 할 수 있어요. {left}분 뒤에 다시 보내 주세요.",
+        "en": "⏳ /export works once every {minutes} minutes. Please send it again in {left} min.",
     },
     "stats.covers": {"ko": "앞의 메시지 {n}개를 요약함", "en": "covers the first {n} messages"},
     "stats.no_summary": {"ko": "아직 없음", "en": "none yet"},
@@ -310,6 +331,12 @@ TEXTS: dict[str, dict[str, str]] = {
     "fact.too_many": {
         "ko": "기억할 수 있는 사실이 가득 찼어요 ({limit}개). /memory 에서 보고 /forget 으로 정리해 주세요.",
         "en": "My fact memory is full ({limit} facts). See /memory and remove some with /forget.",
+    },
+    "fact.too_much": {
+        "ko": "이 그룹의 사실 메모리가 가득 찼어요 (모두 합쳐 최대 {limit}자). "
+        "/memory 에서 보고 관리자가 /forget 으로 정리해 주세요.",
+        "en": "This group's fact memory is full ({limit} characters in all). See /memory; an admin can remove "
+        "some with /forget.",
     },
     "fact.unreadable": {
         "ko": "사실 파일을 읽을 수 없어서 바꾸지 않았어요. 서버 관리자에게 알려 주세요.",
@@ -415,6 +442,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⏰ {text}\n(전송 중 중단되었을 수 있는 알림이에요 · {when}. 이미 받으셨다면 무시해 주세요.)",
         "en": "⏰ {text}\n(Sending this reminder ({when}) may have been interrupted; ignore it if you already got it.)",
     },
+    "reminders.held": {
+        "ko": "⏸ 보류된 알림 {n}개 (설정한 사람이나 그룹의 접근이 해제되어 보내지 않고 보관 중):",
+        "en": "⏸ {n} held reminders (kept, not sent: whoever set them no longer has access there):",
+    },
+    "reminders.held_where": {"ko": "채팅 {chat}, 설정 {user}", "en": "chat {chat}, set by {user}"},
     "reminders.empty": {
         "ko": "⏰ 예정된 알림이 없어요. \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 맞춰 둘게요.",
         "en": "⏰ No reminders pending. Say something like \"remind me tomorrow at 9 to take my pills\".",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from bot.claude.client import ClaudeModel
 from bot.claude.model import Usage
 from bot.claude.summarizer import Summarizer
@@ -73,5 +76,12 @@ def make_assistant(
         if owner is not None:
             assistant.spend(owner[0], owner[1], "summary", model_name, usage)
 
+    async def reserve(request: Mapping[str, Any]) -> Callable[[], None]:
+        owner = payer.get()  # the summary is held against the daily budget of the user who pays for it
+        if owner is None or assistant.reserve is None:
+            return lambda: None
+        return (await assistant.reserve(owner[1], request, None)).release
+
     summarizer.on_usage = charge
+    summarizer.before_call = reserve
     return assistant

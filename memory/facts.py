@@ -9,7 +9,12 @@ File ``chats/<chat_id>.facts.json`` (atomic writes: temp file, fsync, rename; mo
 Ids are short numbers as strings, never reused, so "fact 3" means the same fact for as
 long as it exists. A changed fact replaces the old one under the same id (never two
 contradicting versions). Facts belong to the chat, not to a conversation: /reset keeps
-them; /forget all renames the file into ``chats/archive/`` (nothing is deleted).
+them; /forget all renames the file into ``chats/archive/`` (nothing is deleted). A fact forgotten
+or replaced one by one is appended first to ``chats/archive/<chat_id>.facts-removed.jsonl`` (with
+when and why), so nothing is lost there either.
+
+A group's facts go into every request made there, whoever asks: they have a smaller budget
+(``GROUP_MAX_FACTS`` facts, ``GROUP_MAX_TOTAL_CHARS`` characters in all) than a private chat's.
 
 Read-modify-write runs under an exclusive ``flock`` on ``<chat_id>.facts.lock``, so the
 Telegram bot and the terminal chat can change one chat's facts at the same time.
@@ -36,12 +41,15 @@ log = logging.getLogger(__name__)
 FACTS_VERSION = 1
 MAX_FACTS = 100
 MAX_FACT_CHARS = 500
+GROUP_MAX_FACTS = 30
+GROUP_MAX_TOTAL_CHARS = 3000
+"""A group's facts: at most this many, and this many characters in all (about 1,000 to 3,000 tokens)."""
 
 
 class FactError(ValueError):
     """A fact cannot be added, replaced or forgotten; the message says why (shown to Claude or the user).
 
-    ``code`` names the reason: empty, too_long, too_many, unknown_id.
+    ``code`` names the reason: empty, too_long, too_many, too_much (a group's characters in all), unknown_id.
     """
 
     def __init__(self, code: str, message: str, *, limit: int = 0) -> None:
@@ -111,6 +119,48 @@ class FactStore:
         self.now = now
         self.max_facts = max_facts
         self.max_chars = max_chars
+        self.group_max_facts = min(max_facts, GROUP_MAX_FACTS)
+        self.group_max_total = GROUP_MAX_TOTAL_CHARS
+
+    @staticmethod
+    def is_group(chat_id: int | str) -> bool:
+        """Telegram's group and channel ids are negative."""
+        return str(chat_id).startswith("-")
+
+    def _room(self, chat_id: int | str, facts: list[Fact], new: str, dropped: Fact | None = None) -> None:
+        """FactError when ``new`` (replacing ``dropped``) does not fit the chat's budget."""
+        group = self.is_group(chat_id)
+        most = self.group_max_facts if group else self.max_facts
+        if dropped is None and len(facts) >= most:
+            raise FactError(
+                "too_many",
+                f"there are already {len(facts)} facts (the limit is {most}): forget or replace an old one first",
+                limit=most,
+            )
+        if group:
+            total = sum(len(f.text) for f in facts) - (len(dropped.text) if dropped else 0) + len(new)
+            if total > self.group_max_total:
+                raise FactError(
+                    "too_much",
+                    f"this group's facts would have {total} characters; the limit is {self.group_max_total} in "
+                    "all: forget or shorten old ones first",
+                    limit=self.group_max_total,
+                )
+
+    def removed_path(self, chat_id: int | str) -> Path:
+        return self.dir / "archive" / f"{check_chat_id(chat_id)}.facts-removed.jsonl"
+
+    def _keep_removed(self, chat_id: int | str, fact: Fact, why: str) -> None:
+        """Append a fact that is forgotten or replaced to the chat's removed-facts file (fsynced) first."""
+        target_dir = ensure_private_dir(self.dir / "archive")
+        line = json.dumps({**fact.to_json(), "removed": self._stamp(), "why": why}, ensure_ascii=False) + "\n"
+        fd = os.open(self.removed_path(chat_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(target_dir)
 
     def path(self, chat_id: int | str) -> Path:
         return self.dir / f"{check_chat_id(chat_id)}.facts.json"
@@ -185,13 +235,7 @@ class FactStore:
             same = next((f for f in facts if f.text == cleaned), None)
             if same is not None:
                 return Change(same, unchanged=True)
-            if len(facts) >= self.max_facts:
-                raise FactError(
-                    "too_many",
-                    f"there are already {len(facts)} facts (the limit is {self.max_facts}): "
-                    "forget or replace an old one first",
-                    limit=self.max_facts,
-                )
+            self._room(chat_id, facts, cleaned)
             fact = Fact(str(next_id), cleaned, self._stamp(), dict(source or {}))
             self._write(chat_id, next_id + 1, [*facts, fact])
             return Change(fact)
@@ -208,6 +252,8 @@ class FactStore:
             if index is None:
                 raise FactError("unknown_id", _unknown(key, facts))
             old = facts[index]
+            self._room(chat_id, facts, cleaned, dropped=old)
+            self._keep_removed(chat_id, old, "replaced")
             new = Fact(old.id, cleaned, old.at, dict(source or old.source), updated=self._stamp())
             facts[index] = new
             self._write(chat_id, next_id, facts)
@@ -221,6 +267,7 @@ class FactStore:
             found = next((f for f in facts if f.id == key), None)
             if found is None:
                 raise FactError("unknown_id", _unknown(key, facts))
+            self._keep_removed(chat_id, found, "forgotten")
             self._write(chat_id, next_id, [f for f in facts if f.id != key])
             return found
 

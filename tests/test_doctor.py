@@ -254,12 +254,12 @@ def test_secrets_never_printed_even_when_the_services_refuse_them(
         TELEGRAM_BASE_URL=fake_telegram.base_url,
         ANTHROPIC_BASE_URL=fake_anthropic.url,
         WEBHOOK_URL="https://bot.example.com/hook",
-        WEBHOOK_SECRET="webhook_secret_value_42",
+        WEBHOOK_SECRET="webhook_secret_value_42_0123456789abcdef",
     )
     rc, lines = run_doctor(env)
     assert rc == 1
     text = "\n".join(lines)
-    for secret in (token, token.split(":")[1], KEY, "webhook_secret_value_42"):
+    for secret in (token, token.split(":")[1], KEY, "webhook_secret_value_42_0123456789abcdef"):
         assert secret not in text
     tg = lines_of(lines, "telegram")
     assert len(tg) == 1 and tg[0].startswith("problem") and "401" in tg[0] and "TELEGRAM_BOT_TOKEN" in tg[0]
@@ -406,11 +406,11 @@ def test_webhook_state_as_telegram_sees_it(data_dir, fake_telegram: FakeTelegram
         TELEGRAM_BASE_URL=fake_telegram.base_url,
         ANTHROPIC_BASE_URL=fake_anthropic.url,
         WEBHOOK_URL=url,
-        WEBHOOK_SECRET="hook_secret_123",
+        WEBHOOK_SECRET="hook_secret_123_0123456789abcdefghijk",
     )
     rc, lines = run_doctor(env)
     assert rc == 0 and "the bot sets WEBHOOK_URL at its next start" in lines_of(lines, "telegram")[1]
-    fake_telegram.webhook = {"url": url, "secret_token": "hook_secret_123"}
+    fake_telegram.webhook = {"url": url, "secret_token": "hook_secret_123_0123456789abcdefghijk"}
     rc, lines = run_doctor(env)
     assert rc == 0 and lines_of(lines, "telegram")[1] == f"ok       telegram: webhook {url} is set; 0 updates waiting"
     fake_telegram.webhook_error = "Connection refused"

@@ -82,9 +82,10 @@ def test_history_summary_stats_export_and_reset(
     assert "No summary yet" in ask(fake_telegram, "/summary", language_code="en")
 
     stats = ask(fake_telegram, "/stats")
-    assert "저장된 메시지: 4개" in stats
-    # the sums of what Claude reported for the two answers
-    assert "토큰: 입력 3,579, 출력 123, 캐시 읽기 1,007, 캐시 쓰기 890" in stats
+    size = (data_dir / "chats" / f"{CHAT}.jsonl").stat().st_size
+    assert f"저장된 대화: {size / 1024:.1f} KB" in stats or f"저장된 대화: {size} B" in stats
+    # the sums of what Claude reported for the two answers (from the usage ledger)
+    assert "입력 3,579 · 출력 123 · 캐시 쓰기 890 · 캐시 읽기 1,007" in stats
     assert "요약: 아직 없음" in stats
 
     fake_telegram.send_text(CHAT, "/export")

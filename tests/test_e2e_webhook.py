@@ -18,7 +18,7 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import stored
 
 CHAT = 5151
-SECRET = "s3cret_Webhook-token_0123456789"
+SECRET = "s3cret_Webhook-token_0123456789_abcdefghij"
 URL = "https://bot.example.com/tg/hook"
 
 

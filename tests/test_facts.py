@@ -128,3 +128,37 @@ def test_two_processes_adding_at_once_lose_nothing(data_dir):
     facts = FactStore(data_dir).list(1)
     assert sorted(f.text for f in facts) == sorted(f"{p}-{i}" for p in "ab" for i in range(25))
     assert len({f.id for f in facts}) == 50
+
+
+def test_a_group_has_a_smaller_budget_than_a_private_chat(store):
+    from memory.facts import GROUP_MAX_FACTS, GROUP_MAX_TOTAL_CHARS
+
+    for i in range(GROUP_MAX_FACTS):
+        store.add(-100123, f"공지 {i}")
+        store.add(123, f"공지 {i}")
+    with pytest.raises(FactError) as e:
+        store.add(-100123, "하나 더")
+    assert e.value.code == "too_many" and e.value.limit == GROUP_MAX_FACTS
+    assert store.add(123, "하나 더").fact.text == "하나 더"  # a private chat keeps its own, larger limit
+    with pytest.raises(FactError) as e:
+        store.replace(-100123, "1", "가" * 450 + "x" * (GROUP_MAX_TOTAL_CHARS - 450))
+    assert e.value.code in ("too_long", "too_much")
+    long = store.max_chars
+    for i in range(GROUP_MAX_FACTS):
+        store.forget(-100123, str(i + 1))
+    for i in range(GROUP_MAX_TOTAL_CHARS // long):
+        store.add(-100124, str(i) + "나" * (long - len(str(i))))
+    with pytest.raises(FactError) as e:
+        store.add(-100124, "한 글자라도")
+    assert e.value.code == "too_much" and e.value.limit == GROUP_MAX_TOTAL_CHARS
+
+
+def test_forgotten_and_replaced_facts_are_kept_in_the_archive(store, data_dir):
+    store.add(7, "생일은 3월 14일")
+    store.add(7, "차는 12가 3456")
+    store.replace(7, "1", "생일은 3월 15일")
+    store.forget(7, "2")
+    lines = (data_dir / "chats" / "archive" / "7.facts-removed.jsonl").read_text().splitlines()
+    kept = [json.loads(line) for line in lines]
+    assert [(k["text"], k["why"]) for k in kept] == [("생일은 3월 14일", "replaced"), ("차는 12가 3456", "forgotten")]
+    assert [f.text for f in store.list(7)] == ["생일은 3월 15일"]

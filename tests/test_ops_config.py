@@ -40,9 +40,17 @@ def test_webhook_url_needs_the_secret():
 
 @pytest.mark.parametrize("secret", ["has space", "semi;colon", "ü-umlaut", "x" * 257])
 def test_webhook_secret_must_be_what_telegram_allows(secret):
-    with pytest.raises(ConfigError, match="WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -") as e:
+    with pytest.raises(ConfigError, match="WEBHOOK_SECRET must be 32-256 characters of A-Z a-z 0-9 _ -") as e:
         load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": secret})
     assert secret not in str(e.value)  # the message never repeats the secret
+
+
+@pytest.mark.parametrize("secret", ["a", "short_secret", "x" * 31])
+def test_webhook_secret_must_be_long_enough_to_resist_guessing(secret):
+    with pytest.raises(ConfigError, match="WEBHOOK_SECRET is too short") as e:
+        load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": secret})
+    assert "secrets.token_urlsafe(32)" in str(e.value)  # says how to make one
+    assert load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": "x" * 32})
 
 
 @pytest.mark.parametrize("url", ["http://bot.example.com/hook", "bot.example.com", "https://"])

@@ -312,3 +312,37 @@ async def test_the_telegram_sender_maps_telegram_answers(data_dir):
     assert isinstance(result, RetryLater) and result.after == 12
     result, _ = await send_with(TimedOut())
     assert isinstance(result, TimedOut)  # unknown whether it arrived: not a refusal
+
+
+async def test_a_reminder_whose_setter_lost_access_is_held_not_sent_and_kept(transcript, fake_model, clock, data_dir):
+    assistant = Assistant(transcript=transcript, model=fake_model, now=clock)
+    store = ReminderStore(data_dir)
+    chat = FakeChat()
+    allowed = {CHAT}
+    timers = FakeTimers()
+    delivery = ReminderDelivery(store, send=chat.send, record=transcript_recorder(assistant, TZ), timers=timers,
+                                tz=TZ, clock=clock, may_deliver=lambda r: r.user_id in allowed)  # fmt: skip
+    store.subscribe(delivery.changed)
+    maintained = []
+
+    async def maintain(chat_id, *, user_id=None, wait=True):
+        maintained.append(user_id)
+
+    assistant.maintain = maintain  # type: ignore[method-assign]
+    await delivery.start()
+    r = store.add(CHAT, clock() + timedelta(minutes=1), "약 먹기", user_id=CHAT)
+    kept = store.add(CHAT, clock() + timedelta(minutes=1), "물 마시기", user_id=CHAT)
+    await asyncio.sleep(0)
+    allowed.clear()  # the owner sent /deny for that user
+    clock.advance(minutes=2)
+    await fire_due(delivery, timers, clock)
+    assert chat.sent == [] and rows(transcript) == []  # nothing sent, nothing recorded, no summary to pay
+    assert store.get(r.id).pending and store.get(kept.id).pending  # kept, not deleted
+    assert delivery.held == {r.id, kept.id} and timers.planned == {}
+    await delivery.rescan()
+    assert timers.planned == {}  # still no access: still held
+    allowed.add(CHAT)  # /allow again: the next rescan sends them (late, with their time)
+    await delivery.rescan()
+    await fire_due(delivery, timers, clock)
+    assert len(chat.sent) == 2 and delivery.held == set()
+    assert maintained == [CHAT, CHAT]  # a summary they cause is charged to the setter, not the owner

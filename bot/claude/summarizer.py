@@ -6,7 +6,7 @@ memory/ calls it as a plain async callable ``(previous summary, evicted messages
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -104,17 +104,25 @@ class Summarizer:
         self.max_chars = max_chars
         self.max_tokens = max_tokens
         self.on_usage = on_usage  # (usage, model) of every summarizer call, for cost accounting
+        # before every call: holds the payer's token budget (returns the release) or raises ModelError("limit")
+        self.before_call: Callable[[Mapping[str, Any]], Awaitable[Callable[[], None]]] | None = None
 
     @property
     def name(self) -> str:
         return self.model.name
 
     async def __call__(self, previous: str | None, messages: list[dict[str, Any]]) -> str:
-        reply = await self.model.complete(
-            system=[{"type": "text", "text": system_prompt(self.max_chars)}],
-            messages=[{"role": "user", "content": summarizer_input(previous, messages, self.max_chars)}],
-            max_tokens=self.max_tokens,
-        )
-        if self.on_usage is not None:
-            self.on_usage(reply.usage, reply.model or self.model.name)
+        request: dict[str, Any] = {
+            "system": [{"type": "text", "text": system_prompt(self.max_chars)}],
+            "messages": [{"role": "user", "content": summarizer_input(previous, messages, self.max_chars)}],
+            "max_tokens": self.max_tokens,
+        }
+        release = await self.before_call(request) if self.before_call is not None else None
+        try:
+            reply = await self.model.complete(**request)
+            if self.on_usage is not None:
+                self.on_usage(reply.usage, reply.model or self.model.name)
+        finally:
+            if release is not None:
+                release()
         return reply.text

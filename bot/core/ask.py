@@ -25,10 +25,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from bot.claude.model import Model, ModelError, TextCallback, Usage
+from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.core.locks import ChatLocks
 from bot.core.prompt import build_system
 from bot.core.toolloop import ToolLoop, api_message, iso
@@ -74,6 +74,20 @@ class Spend:
 
 SpendSink = Callable[[Spend], None]
 
+class Held(Protocol):
+    """What a model call holds of its user's daily token budget (bot/core/limits.py ``Hold``)."""
+
+    def park(self) -> None:
+        """The call ended and its usage is recorded; the question may make another."""
+
+    def release(self) -> None:
+        """The question ended."""
+
+
+Reserve = Callable[[int | None, Mapping[str, Any], Held | None], Awaitable[Held]]
+"""(user, request, the hold of the question's previous call) before a model call -> its hold; may wait for
+the user's other calls; raises ModelError("limit") when the user's daily token budget is spent."""
+
 
 
 class NothingToRetry(Exception):
@@ -97,6 +111,7 @@ class Question:
     attachments: tuple[dict[str, Any], ...] = ()  # API content blocks sent with it, never stored
     meta: Mapping[str, Any] = field(default_factory=dict)  # extra fields stored with the user turn
     user_id: int | None = None  # who asks (for cost accounting; not stored unless in meta)
+    may_manage: Callable[[], bool] | None = None  # the asker's rights for the tools (ToolContext); None: all
 
 
 def valid_text(text: str) -> str:
@@ -158,6 +173,7 @@ class Assistant:
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
         self.may_remind: Callable[[ToolContext], str | None] | None = None  # read by the reminder tools
+        self.reserve: Reserve | None = None  # checked before every model call (answers, tool rounds, summaries)
         self.locks = ChatLocks()
         self.pending = PendingStore(transcript.root)
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
@@ -304,6 +320,7 @@ class Assistant:
         on_text: TextCallback | None = None,
         restore: Callable[[Question], Awaitable[Question]] | None = None,
         user_id: int | None = None,
+        may_manage: Callable[[], bool] | None = None,
     ) -> tuple[Question, Answer]:
         """Re-ask the last question: the failed one, or else the last answered one.
 
@@ -317,7 +334,7 @@ class Assistant:
             if failed is not None:
                 question, was_retry = failed
                 if user_id is not None:
-                    question = Question(question.text, question.attachments, question.meta, user_id)
+                    question = Question(question.text, question.attachments, question.meta, user_id, may_manage)
                 if restore is not None and not question.attachments:
                     question = await restore(question)
                 return question, await self._ask_locked(chat_id, question, on_text=on_text, retry=was_retry)
@@ -328,7 +345,7 @@ class Assistant:
                 raise NothingToRetry
             last = turns[asked[-1]][0]
             meta = {k: v for k, v in last.items() if k not in ("role", "content", "at", "retry", OFFSET)}
-            q = Question(content_text(last["content"]), meta=meta, user_id=user_id)
+            q = Question(content_text(last["content"]), meta=meta, user_id=user_id, may_manage=may_manage)
             if restore is not None:
                 q = await restore(q)
             # the new answer replaces the old one only when that was the last turn
@@ -343,18 +360,31 @@ class Assistant:
         try:
             system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
             source = {"offset": offset, "at": _iso(asked_at)}
-            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
+            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id, q.may_manage)
+            held: list[Held] = []  # what this question's calls hold of the user's daily token budget
+
+            async def before_call(request: Mapping[str, Any]) -> None:
+                if self.reserve is not None:
+                    held[:] = [await self.reserve(q.user_id, request, held[-1] if held else None)]
+
+            def spend(kind: str, reply: Reply) -> None:
+                self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage)
+                for hold in held:
+                    hold.park()
+
             loop = ToolLoop(
                 self.model,
                 self.toolbox,
                 max_rounds=self.max_tool_rounds,
                 max_tokens=self.max_tokens,
                 now=self.now,
-                spend=lambda kind, reply: self.spend(
-                    chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage
-                ),
+                spend=spend,
+                before_call=before_call,
             )
-            result = await loop.run(system, messages, ctx, on_text)
+            try:
+                result = await loop.run(system, messages, ctx, on_text)
+            finally:
+                _release(held)
             turn = result.stored
             answer = Answer(result.text, result.usage, result.rounds, result.calls)
         except ModelError as e:
@@ -442,6 +472,16 @@ class Assistant:
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
 
+    def chat_info(self, chat_id: ChatId) -> dict[str, int]:
+        """The transcript's size in bytes, messages covered by the summary, and facts (cheap: never reads the
+        transcript; /stats takes the tokens from the usage ledger)."""
+        summary = self.memory.load(chat_id)
+        return {
+            "bytes": self.transcript.size(chat_id),
+            "summary_covers": summary.covers if summary else 0,
+            "facts": len(self.facts.list(chat_id)),
+        }
+
     def stats(self, chat_id: ChatId) -> dict[str, int]:
         """Messages stored, messages covered by the summary, and tokens used (reads the whole transcript)."""
         summary = self.memory.load(chat_id)
@@ -463,6 +503,11 @@ class Assistant:
                     if isinstance(value, int):
                         totals[key] += value
         return totals
+
+
+def _release(held: list[Held]) -> None:
+    while held:
+        held.pop().release()
 
 
 async def _finish_despite_cancel(work: Awaitable[None]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -55,6 +55,7 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
+        before_call: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         self.model = model
         self.toolbox = toolbox
@@ -62,6 +63,9 @@ class ToolLoop:
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
+        # called with the request (system, messages, tools, max_tokens) before every model call; may raise
+        # ModelError (e.g. "limit": the daily token budget is spent)
+        self.before_call = before_call
 
     async def run(
         self,
@@ -88,6 +92,9 @@ class ToolLoop:
 
         while True:
             may_use_tools = out.rounds < self.max_rounds
+            if self.before_call is not None:
+                request = {"system": system, "messages": messages, "tools": schemas}
+                await self.before_call({**request, "max_tokens": self.max_tokens})
             reply: Reply = await self.model.complete(
                 system=system,
                 messages=with_cache_breakpoint(messages) if out.rounds else messages,

@@ -14,25 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from telegram import BotCommand, BotCommandScopeChat, Chat, ChatMember, Update, User
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
+from bot.claude.model import ModelError
 from bot.claude.pricing import PriceTable
 from bot.commands.usage import all_users_text, chat_usage_text
 from bot.config import ConfigError, Settings
 from bot.core.access import Access, Change, PairResult, Person, utc_now
-from bot.core.ask import Spend, SpendSink
-from bot.core.limits import Limits, user_key, when_text
+from bot.core.ask import Held, Reserve, Spend, SpendSink
+from bot.core.limits import Hold, Limits, OverBudget, user_key, when_text
 from bot.texts import t
 from bot.tg.groups import is_group
 from bot.tg.handlers import lang_for, reply
 from bot.tools import ToolContext
 from memory.access import AccessFileError, AccessStore
+from memory.reminders import Reminder
 from memory.usage import UsageLedger
 
 log = logging.getLogger(__name__)
@@ -105,13 +108,46 @@ def charging(g: Guard, also: SpendSink | None = None) -> SpendSink:
     return both
 
 
+def reserving(g: Guard) -> Reserve:
+    """The Assistant's check before every model call: hold the call's tokens of its user's daily budget.
+
+    The owner and calls without a user (the terminal) are never limited. Refused: ModelError("limit").
+    """
+
+    async def reserve(user_id: int | None, request: Mapping[str, Any], previous: Held | None) -> Held:
+        exempt = user_id is None or g.access.is_owner(user_id)
+        last = previous if isinstance(previous, Hold) else None
+        try:
+            return await g.limits.reserve(user_id, request, previous=last, exempt=exempt)
+        except OverBudget as e:
+            log.info("user %s: model call refused, the daily token budget is spent", user_id)
+            raise ModelError("limit", str(e)) from None
+
+    return reserve
+
+
+def reminder_deliverable(g: Guard) -> Callable[[Reminder], bool]:
+    """Whether a reminder may go out: its setter could still talk to the bot in its chat (else it is held).
+
+    A reminder without a setter was set at the terminal (the owner) and always goes out.
+    """
+
+    def check(r: Reminder) -> bool:
+        if r.user_id is None:
+            return True
+        chat = int(r.chat_id)
+        return g.access.chat_allowed(chat, r.user_id, group=chat < 0)
+
+    return check
+
+
 def reminder_check(g: Guard) -> Callable[[ToolContext], str | None]:
     """Refuse new reminders to a user over today's limits (the owner never is); pending ones still go out."""
 
     def check(ctx: ToolContext) -> str | None:
         if ctx.user_id is None or g.access.is_owner(ctx.user_id):
             return None
-        refusal = g.limits.over(user_key(ctx.user_id))
+        refusal = g.limits.over(user_key(ctx.user_id), holds=False)
         if refusal is None:
             return None
         reset = refusal.resets_at.isoformat(timespec="minutes")
@@ -139,10 +175,30 @@ async def save_access(g: Guard) -> None:
 
 
 # -- the gate ----------------------------------------------------------------------
+STAND_INS = frozenset({1087968824, 136817688, 777000})
+"""Telegram's stand-in senders, never a person: GroupAnonymousBot (anonymous group admins), Channel_Bot
+(posting as a channel), and 777000 (service messages, posts forwarded from a linked channel)."""
+
+
+def impersonal(update: Update) -> bool:
+    """Sent by nobody the bot can name: an anonymous admin, a channel, a service account or a bot.
+
+    Such a message never runs a command or a question: the person behind it cannot be known, so
+    neither their rights nor their limits can.
+    """
+    message, user = update.effective_message, update.effective_user
+    if message is not None and message.sender_chat is not None:
+        return True
+    return user is None or user.is_bot or user.id in STAND_INS
+
+
 async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """True if the sender may talk to the bot in this chat; otherwise one short reply (or silence)."""
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
+        return False
+    if impersonal(update):  # silent: anonymous admins and channels cannot be told apart from each other
+        log.info("ignored a message from %s in chat %s (not a person)", user.id, message.chat.id)
         return False
     g = guard(context)
     group = is_group(message.chat)
@@ -158,13 +214,16 @@ async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     return False
 
 
-async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """Accept a question for answering (counted now) or tell the user when their daily limit resets."""
+async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE, *, model: bool = True) -> bool:
+    """Accept a question for answering (counted now) or tell the user when their daily limit resets.
+
+    ``model``: a model call follows (tokens are held for it); False for /remember, which writes memory.
+    """
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return False
     g = guard(context)
-    refusal = g.limits.admit(user.id, message.chat.id, exempt=g.access.is_owner(user.id))
+    refusal = g.limits.admit(user.id, message.chat.id, exempt=g.access.is_owner(user.id), hold=model)
     if refusal is None:
         return True
     log.info("user %s is over the daily %s limit", user.id, refusal.kind)
@@ -174,21 +233,55 @@ async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     return False
 
 
+async def is_manager(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    """The owner, or an administrator of the group (asked of Telegram; unknown counts as no)."""
+    if guard(context).access.is_owner(user_id):
+        return True
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+        return member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+    except TelegramError as e:  # unknown: refuse
+        log.warning("could not check whether user %s administers chat %s: %s", user_id, chat_id, e)
+        return False
+
+
 async def may_manage(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """In groups only the owner or an administrator may /reset or /forget; private chats always may."""
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return False
-    if not is_group(message.chat) or guard(context).access.is_owner(user.id):
+    if not is_group(message.chat) or await is_manager(context, message.chat.id, user.id):
         return True
-    try:
-        member = await context.bot.get_chat_member(message.chat.id, user.id)
-        if member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR):
-            return True
-    except TelegramError as e:  # unknown: refuse
-        log.warning("could not check whether user %s administers chat %s: %s", user.id, message.chat.id, e)
     await reply(update, context, t("group.admin_only", lang_for(update)))
     return False
+
+
+def manager_check(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Callable[[], bool] | None:
+    """The asker's rights for the tools (``ToolContext.may_manage``): None in a private chat (their own);
+    in a group a check that asks Telegram once, the first time a tool needs it, from the tool's thread."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None or not is_group(message.chat):
+        return None
+    loop = asyncio.get_running_loop()
+    chat_id, user_id = message.chat.id, user.id
+    known: list[bool] = []
+
+    def check() -> bool:
+        if not known:
+            try:
+                asyncio.get_running_loop()
+                return False  # on the event loop itself it cannot wait for Telegram: refuse, never block
+            except RuntimeError:
+                pass
+            answer = asyncio.run_coroutine_threadsafe(is_manager(context, chat_id, user_id), loop)
+            try:
+                known.append(answer.result(timeout=60))
+            except Exception:  # no answer: refuse
+                log.warning("could not check whether user %s administers chat %s", user_id, chat_id, exc_info=True)
+                return False
+        return known[0]
+
+    return check
 
 
 async def owner_only(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
@@ -268,12 +361,17 @@ async def allow_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return
     chat, user, target = asked
     g, lang = guard(context), lang_for(update)
-    if target is None:
-        change = g.access.allow_group(chat.id, chat.title or "", user.id)
+    if target is None or target < 0:  # this group, or a group named by its id (negative)
+        group = chat.id if target is None else target
+        change = g.access.allow_group(group, (chat.title or "") if group == chat.id else "", user.id)
         if change is Change.DONE:
-            log.info("the owner opened group %s", chat.id)
+            log.info("the owner opened group %s", group)
             await save_access(g)
-        await reply(update, context, t("allow.group" if change is Change.DONE else "allow.group_already", lang))
+        key = "allow.group" if change is Change.DONE else "allow.group_already"
+        await reply(update, context, t(key if target is None else key.replace("group", "group_id"), lang, chat=group))
+        return
+    if target in STAND_INS:
+        await reply(update, context, t("allow.not_person", lang, who=target))
         return
     change = g.access.allow_user(target, user.id)
     if change is Change.DONE:
@@ -290,12 +388,14 @@ async def deny_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     chat, _, target = asked
     g, lang = guard(context), lang_for(update)
-    if target is None:
-        change = g.access.deny_group(chat.id)
+    if target is None or target < 0:  # this group, or a group named by its id (from a private chat too)
+        group = chat.id if target is None else target
+        change = g.access.deny_group(group)
         if change is Change.DONE:
-            log.info("the owner closed group %s", chat.id)
+            log.info("the owner closed group %s", group)
             await save_access(g)
-        await reply(update, context, t("deny.group" if change is Change.DONE else "deny.group_already", lang))
+        key = "deny.group" if change is Change.DONE else "deny.group_already"
+        await reply(update, context, t(key if target is None else key.replace("group", "group_id"), lang, chat=group))
         return
     who = _who(g, target)
     change = g.access.deny_user(target)

@@ -17,7 +17,7 @@ from bot.claude.client import prewarm
 from bot.config import Settings
 from bot.core.ask import Assistant
 from bot.tg import access as tg_access
-from bot.tg import commands, handlers, reminders
+from bot.tg import commands, handlers, reminders, webhook
 from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
@@ -52,6 +52,8 @@ def build_application(
     guard = tg_access.make_guard(settings, now)
     assistant.on_spend = tg_access.charging(guard, assistant.on_spend)
     assistant.may_remind = tg_access.reminder_check(guard)
+    assistant.reserve = tg_access.reserving(guard)  # before every model call: the daily token budget
+    guard.limits.calls_per_question = assistant.max_tool_rounds + 1
 
     async def menus(app: Application) -> None:
         await commands.register_menu(app)
@@ -112,7 +114,13 @@ def build_application(
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
     app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)
-    reminders.install(app, assistant, store or ReminderStore(settings.data_dir), settings.timezone)
+    reminders.install(
+        app,
+        assistant,
+        store or ReminderStore(settings.data_dir),
+        settings.timezone,
+        tg_access.reminder_deliverable(guard),  # access changes reach reminders: held, never deleted
+    )
     return app
 
 
@@ -141,6 +149,7 @@ def run(settings: Settings) -> None:
     if beat is not None:
         heartbeat.install_webhook_heartbeat(app, beat)
     path = webhook_path(settings.webhook_url)
+    webhook.install()  # the secret header compared in constant time
     # the URL is public configuration, the secret is not: it is never logged
     log.info(
         "starting the webhook on %s:%d/%s for %s (data in %s)",

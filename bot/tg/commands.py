@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import math
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,8 @@ MENU = (
 )  # in Telegram's menu, in this order  # fmt: skip
 HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
 EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
+EXPORT_EVERY = timedelta(minutes=10)  # one /export per chat and person this often (it uploads up to 49 MB)
+EXPORTS_REMEMBERED = 10_000  # (chat, person) pairs kept for the export throttle, the oldest dropped first
 
 
 def menu(lang: str) -> list[BotCommand]:
@@ -70,10 +74,20 @@ def _one_line(text: str, limit: int = HISTORY_ITEM_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+async def may_read_history(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """The gate of the commands that show a chat's past (/history, /summary, /search, /export).
+
+    In a group only the owner and the group's administrators may read it: a member who joined
+    today must not read what was said before (Telegram may hide that history from newcomers too).
+    In private chats the chat is the person's own.
+    """
+    return await check_allowed(update, context) and await tg_access.may_manage(update, context)
+
+
 async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/history: the recent messages the next request will carry, numbered and trimmed."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await may_read_history(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
     messages = await asyncio.to_thread(assistant.history, message.chat.id)
@@ -92,7 +106,7 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
 async def summary_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/summary: the chat's summary of its older conversation, or a clear "no summary yet"."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await may_read_history(update, context):
         return
     lang = lang_for(update)
     summary = await asyncio.to_thread(services(context).assistant.summary, message.chat.id)
@@ -114,10 +128,15 @@ TextCommand = Callable[[Assistant, int, str, str], str]
 """(assistant, chat id, the text after the command, language) -> the reply; does file I/O."""
 
 
-async def _text_command(update: Update, context: ContextTypes.DEFAULT_TYPE, make: TextCommand) -> None:
-    """Run a command whose reply is one text computed off the event loop (/search, /memory, …)."""
+async def _text_command(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    make: TextCommand,
+    gate: Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[bool]] = check_allowed,
+) -> None:
+    """Run a command whose reply is one text computed off the event loop (/search, /memory, …) past ``gate``."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await gate(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
     text = await asyncio.to_thread(make, assistant, message.chat.id, _argument(update), lang)
@@ -125,8 +144,8 @@ async def _text_command(update: Update, context: ContextTypes.DEFAULT_TYPE, make
 
 
 async def search_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/search <words>: the best matches over the chat's whole history, with their dates."""
-    await _text_command(update, context, search_text)
+    """/search <words>: the best matches over the chat's whole history, with their dates (groups: admins)."""
+    await _text_command(update, context, search_text, may_read_history)
 
 
 async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -135,8 +154,14 @@ async def memory_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/remember <text>: add a fact."""
-    await _text_command(update, context, remember_text)
+    """/remember <text>: add a fact; it counts against the daily question limit (it grows every request)."""
+
+    async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+        if not await check_allowed(update, context):
+            return False
+        return not _argument(update).strip() or await tg_access.admit(update, context, model=False)
+
+    await _text_command(update, context, remember_text, gate)
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -191,7 +216,11 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     async def ask(on_text: TextCallback) -> Answer:
         user = update.effective_user
         _, answer = await assistant.retry(
-            chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None
+            chat_id,
+            on_text=on_text,
+            restore=restore,
+            user_id=user.id if user else None,
+            may_manage=tg_access.manager_check(update, context),
         )
         return answer
 
@@ -213,12 +242,23 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if not await check_allowed(update, context):
         return
     lang = lang_for(update)
-    stats = await asyncio.to_thread(services(context).assistant.stats, message.chat.id)
-    covers = stats.get("summary_covers")
+    # cheap whatever the history's length: sizes and counts here, the tokens from the usage ledger
+    info = await asyncio.to_thread(services(context).assistant.chat_info, message.chat.id)
+    covers = info.get("summary_covers")
     summary = t("stats.covers", lang, n=_number(covers)) if covers else t("stats.no_summary", lang)
-    numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write", "facts")}
+    size = _size(info.get("bytes", 0))
     usage = await tg_access.chat_usage(context, message.chat.id, lang)
-    await reply(update, context, t("stats", lang, summary=summary, **numbers) + "\n" + usage)
+    text = t("stats", lang, summary=summary, size=size, facts=_number(info.get("facts")))
+    await reply(update, context, text + "\n" + usage)
+
+
+def _size(n: int) -> str:
+    """``812 B``, ``12.3 KB``, ``4.5 MB``."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def _read_prefix(path: Path, size: int) -> bytes:
@@ -227,21 +267,28 @@ def _read_prefix(path: Path, size: int) -> bytes:
 
 
 async def export_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/export: the chat's transcript as a .jsonl document."""
+    """/export: the chat's transcript as a .jsonl document (groups: admins; once per EXPORT_EVERY per person)."""
     message = update.effective_message
-    if message is None or not await check_allowed(update, context):
+    if message is None or not await may_read_history(update, context):
         return
     svc, lang = services(context), lang_for(update)
     chat_id = message.chat.id
+    who = (chat_id, update.effective_user.id if update.effective_user else 0)
+    if (left := _export_wait(context, who)) is not None:
+        minutes = int(EXPORT_EVERY.total_seconds() // 60)
+        await reply(update, context, t("export.wait", lang, minutes=minutes, left=max(1, math.ceil(left / 60))))
+        return
     transcript = svc.assistant.transcript
     async with svc.chat_lock(chat_id):
         size = await asyncio.to_thread(transcript.size, chat_id)
         if size > EXPORT_MAX_BYTES:
+            _export_undo(context, who)  # nothing was sent: it does not count
             await reply(update, context, t("export.too_big", lang, path=f"DATA_DIR/chats/{chat_id}.jsonl"))
             return
         # only whole turns: the bytes before a size read under the file lock never change
         data = await asyncio.to_thread(_read_prefix, transcript.path(chat_id), size) if size else b""
     if not data.strip():
+        _export_undo(context, who)
         await reply(update, context, t("export.empty", lang))
         return
     target = target_for(message)
@@ -255,6 +302,28 @@ async def export_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         message_thread_id=target.thread_id,
         reply_parameters=quote,
     )
+
+
+def _exports(context: ContextTypes.DEFAULT_TYPE) -> OrderedDict[tuple[int, int], datetime]:
+    return context.bot_data.setdefault("exports", OrderedDict())  # type: ignore[no-any-return]
+
+
+def _export_wait(context: ContextTypes.DEFAULT_TYPE, who: tuple[int, int]) -> float | None:
+    """Seconds until this person (chat, user) may /export here again, or None (then this export counts now)."""
+    exports = _exports(context)
+    now = tg_access.guard(context).limits.now()  # the limits' clock (tests move it)
+    last = exports.get(who)
+    if last is not None and now - last < EXPORT_EVERY:
+        return (EXPORT_EVERY - (now - last)).total_seconds()
+    exports.pop(who, None)
+    exports[who] = now
+    while len(exports) > EXPORTS_REMEMBERED:
+        exports.popitem(last=False)
+    return None
+
+
+def _export_undo(context: ContextTypes.DEFAULT_TYPE, who: tuple[int, int]) -> None:
+    _exports(context).pop(who, None)
 
 
 async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from telegram import Chat, Message, Update
@@ -202,7 +202,10 @@ async def respond(
 
 async def answer_question(update: Update, context: ContextTypes.DEFAULT_TYPE, question: Question) -> None:
     """Ask Claude ``question`` in this update's chat and deliver the answer (see ``respond``)."""
+    from bot.tg.access import manager_check  # that module builds on this one
+
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
+    question = replace(question, may_manage=manager_check(update, context))  # tools act with the asker's rights
     await respond(update, context, lambda on_text: services(context).assistant.ask(chat_id, question, on_text=on_text))
 
 

@@ -18,6 +18,11 @@ and the Bot API). The store (memory/reminders.py) is the truth; the timers are o
   ``"reminder": id``), so Claude knows it was sent and the file's turns stay valid.
 - **other processes** — the terminal chat sets reminders in the same file; the store's signature
   is checked every ``RESCAN_SECONDS`` and new ones are scheduled.
+- **access** — a reminder goes out only while the person who set it could still talk to the bot in
+  that chat (``may_deliver``: not after ``/deny`` of that person, nor in a group closed with ``/deny``
+  unless they are allowed themselves). Otherwise it is *held*: kept pending in the file, never
+  deleted, not sent (so it costs nothing, no summary either); the owner sees held reminders in
+  ``/reminders`` in their private chat, and a rescan sends them if access comes back.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from telegram import Update
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
-from bot.commands.reminders import reminders_text
+from bot.commands.reminders import CANCEL_WORDS, reminders_text
 from bot.core.ask import Assistant
 from bot.texts import t
+from bot.tg.groups import is_group
 from bot.tg.handlers import check_allowed, lang_for, reply, services
 from bot.tg.stream import retry_seconds
 from bot.tools.reminders import local_time, zone_label
@@ -79,6 +85,8 @@ Send = Callable[[Reminder, str], Awaitable[int | None]]
 or anything else when it is unknown whether the message arrived."""
 Record = Callable[[Reminder, str], Awaitable[None]]
 """Records a delivered reminder (and the text shown) in the chat's memory."""
+MayDeliver = Callable[[Reminder], bool]
+"""Whether the reminder's setter may still talk to the bot in its chat (False: it is held, not sent)."""
 
 
 class Timers(Protocol):
@@ -131,8 +139,11 @@ class ReminderDelivery:
         clock: Callable[[], datetime] = utc_now,
         late_after: timedelta = LATE_AFTER,
         notice_after: timedelta = NOTICE_AFTER,
+        may_deliver: MayDeliver | None = None,
     ) -> None:
         self.store = store
+        self.may_deliver = may_deliver
+        self.held: set[str] = set()  # pending reminders not sent: their setter lost access to the chat
         self.send = send
         self.record = record
         self.timers = timers
@@ -210,7 +221,7 @@ class ReminderDelivery:
         if not self.started:
             return
         signature = await asyncio.to_thread(self._file_signature)
-        if signature == self._signature:
+        if signature == self._signature and not self.held:  # held ones: access may have come back
             return
         self._signature = signature
         try:
@@ -220,6 +231,9 @@ class ReminderDelivery:
             return
         for r in everything:
             if r.status == PENDING and r.id not in self.planned and r.id not in self._inflight:
+                if r.id in self.held and not self.deliverable(r):
+                    continue  # still no access: stays held
+                self.held.discard(r.id)
                 self._schedule(r.id, r.at)  # a reminder's time never changes: only new ones need a timer
             elif r.status in FINISHED:
                 self._unschedule(r.id)
@@ -236,6 +250,11 @@ class ReminderDelivery:
                 if r.at - self.clock() > EARLY:
                     self._schedule(r.id, r.at)  # woken too early (e.g. the clock was set back)
                     return
+                if not self.deliverable(r):
+                    self.held.add(r.id)
+                    log.info("reminder %s: held, not sent (user %s has no access to chat %s now)", r.id, r.user_id,
+                             r.chat_id)  # fmt: skip
+                    return
                 await self._deliver(r)
             elif r.status == SENDING and r.notice:
                 # the notice itself was interrupted: nothing more is sent
@@ -245,6 +264,16 @@ class ReminderDelivery:
                 await self._tell(r)
         except Exception:
             log.exception("reminder %s: delivery failed", reminder_id)
+
+    def deliverable(self, r: Reminder) -> bool:
+        """May ``r`` go out now (its setter still has access to its chat)? Never raises."""
+        if self.may_deliver is None:
+            return True
+        try:
+            return self.may_deliver(r)
+        except Exception:
+            log.warning("reminder %s: could not check access; held", r.id, exc_info=True)
+            return False
 
     async def _deliver(self, r: Reminder) -> None:
         self._inflight.add(r.id)
@@ -335,7 +364,8 @@ def transcript_recorder(assistant: Assistant, tz: str) -> Record:
         turn = reminder_turn(r, shown, tz, assistant.now())
         async with assistant.lock(r.chat_id):
             await asyncio.to_thread(assistant.transcript.append, r.chat_id, turn)
-        await assistant.maintain(r.chat_id, wait=False)
+        # a summary it causes is charged to (and limited by) whoever set the reminder, never the owner
+        await assistant.maintain(r.chat_id, user_id=r.user_id, wait=False)
 
     return record
 
@@ -370,7 +400,9 @@ class JobTimers:
             job.schedule_removal()
 
 
-def install(app: Application, assistant: Assistant, store: ReminderStore, tz: str) -> ReminderDelivery:
+def install(
+    app: Application, assistant: Assistant, store: ReminderStore, tz: str, may_deliver: MayDeliver | None = None
+) -> ReminderDelivery:
     """Deliver ``store``'s reminders from this application (start-up scan, rescans, one job per reminder)."""
     job_queue = app.job_queue
     if job_queue is None:
@@ -382,6 +414,7 @@ def install(app: Application, assistant: Assistant, store: ReminderStore, tz: st
         record=transcript_recorder(assistant, tz),
         timers=JobTimers(job_queue, fire),
         tz=tz,
+        may_deliver=may_deliver,
     )
     store.subscribe(delivery.changed)
     app.bot_data["reminders"] = delivery
@@ -397,6 +430,27 @@ def install(app: Application, assistant: Assistant, store: ReminderStore, tz: st
     return delivery
 
 
+async def _may_cancel(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, store: ReminderStore, argument: str
+) -> bool:
+    """In a group a member cancels only their own reminders; others' need the owner or an admin (as /forget)."""
+    from bot.tg.access import may_manage  # that module builds on the handlers
+
+    message, user = update.effective_message, update.effective_user
+    words = argument.split()
+    if message is None or user is None or not is_group(message.chat):
+        return True
+    if len(words) != 2 or words[0].lower() not in CANCEL_WORDS:
+        return True
+    try:
+        r = await asyncio.to_thread(store.get, words[1].strip().lstrip("#"))
+    except ReminderFileError:
+        return True  # the command says the file is unreadable
+    if r is None or r.chat_id != str(message.chat.id) or r.user_id == user.id:
+        return True
+    return await may_manage(update, context)
+
+
 async def reminders_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/reminders lists the chat's pending reminders; /reminders cancel <id> cancels one."""
     message = update.effective_message
@@ -406,5 +460,31 @@ async def reminders_command(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     text = message.text or ""
     argument = text.split(maxsplit=1)[1] if len(text.split(maxsplit=1)) > 1 else ""
     tz = services(context).settings.timezone
-    answer = await asyncio.to_thread(reminders_text, delivery.store, message.chat.id, argument, lang_for(update), tz)
+    if not await _may_cancel(update, context, delivery.store, argument):
+        return
+    lang = lang_for(update)
+    answer = await asyncio.to_thread(reminders_text, delivery.store, message.chat.id, argument, lang, tz)
+    if not argument.strip() and message.chat.type == "private" and _is_owner(context, update):
+        held = await asyncio.to_thread(_held_lines, delivery, lang, tz)
+        if held:
+            answer += "\n\n" + "\n".join([t("reminders.held", lang, n=len(held)), *held])
     await reply(update, context, answer)
+
+
+def _is_owner(context: ContextTypes.DEFAULT_TYPE, update: Update) -> bool:
+    user = update.effective_user
+    return user is not None and context.bot_data["guard"].access.is_owner(user.id)
+
+
+def _held_lines(delivery: ReminderDelivery, lang: str, tz: str) -> list[str]:
+    """Every pending reminder that is held (its setter lost access), in any chat: for the owner."""
+    try:
+        pending = delivery.store.pending()
+    except ReminderFileError:
+        return []
+    return [
+        f"#{r.id} · {t('reminders.held_where', lang, chat=r.chat_id, user=r.user_id or '-')} · "
+        f"{local_time(r.at, tz, lang)} — {r.text}"
+        for r in pending
+        if not delivery.deliverable(r)
+    ]

@@ -17,6 +17,11 @@ from memory.content import shrink_tool_result
 
 log = logging.getLogger(__name__)
 
+MANAGERS_ONLY = (
+    "refused: in this group only the bot's owner or a group administrator may {what}, and the person who "
+    "asked is neither. Nothing was changed. Tell them so (they can ask an administrator); do not try another way"
+)
+
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -33,6 +38,13 @@ class ToolContext:
     source: Mapping[str, Any] = field(default_factory=dict)  # where the turn will be stored (transcript offset)
     meta: Mapping[str, Any] = field(default_factory=dict)  # the question's stored fields (user id, topic, …)
     user_id: int | None = None  # who asked (None: the terminal)
+    # whether the asker manages the chat (owner or group admin; may ask Telegram, so call it only when
+    # needed, from the tool's worker thread); None: they do (a private chat, the terminal)
+    may_manage: Callable[[], bool] | None = None
+
+    def manages(self) -> bool:
+        """May the asker do what the chat's managers may (e.g. forget or replace facts in a group)?"""
+        return self.may_manage is None or self.may_manage()
 
 
 Handler = Callable[[ToolContext, Mapping[str, Any]], ToolResult]

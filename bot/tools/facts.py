@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.tools import Tool, ToolContext, ToolResult
+from bot.tools import MANAGERS_ONLY, Tool, ToolContext, ToolResult
 from memory.facts import MAX_FACT_CHARS, MAX_FACTS, FactError, FactFileError, FactStore
 
 REMEMBER = "remember"
@@ -21,6 +21,8 @@ def fact_tools(store: FactStore) -> list[Tool]:
             return ToolResult("'text' must be a string: the fact to remember", True)
         replaces = value.get("replaces")
         source = {**ctx.source, "via": "tool"}
+        if replaces is not None and str(replaces).strip() and not ctx.manages():
+            return ToolResult(MANAGERS_ONLY.format(what="change a remembered fact"), True)
         try:
             if replaces is not None and str(replaces).strip():
                 change = store.replace(ctx.chat_id, replaces, text, source=source)
@@ -37,6 +39,8 @@ def fact_tools(store: FactStore) -> list[Tool]:
         fact_id = value.get("id")
         if not isinstance(fact_id, str | int) or not str(fact_id).strip():
             return ToolResult("'id' must be the id of a fact (as listed in the system prompt)", True)
+        if not ctx.manages():  # exactly as /forget
+            return ToolResult(MANAGERS_ONLY.format(what="forget a fact"), True)
         try:
             fact = store.forget(ctx.chat_id, fact_id)
         except (FactError, FactFileError) as e:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.tools import Tool, ToolContext, ToolResult
+from bot.tools import MANAGERS_ONLY, Tool, ToolContext, ToolResult
 from memory.reminders import (
     MAX_TEXT_CHARS,
     Reminder,
@@ -144,6 +144,9 @@ def reminder_tools(store: ReminderStore, tz: str, *, may_create: MayCreate | Non
         if not isinstance(rid, str | int) or isinstance(rid, bool) or not str(rid).strip():
             return ToolResult("'id' must be the id of a pending reminder (see list_reminders)", True)
         try:
+            mine = store.get(str(rid).strip().lstrip("#"))
+            if mine is not None and mine.chat_id == ctx.chat_id and mine.user_id != ctx.user_id and not ctx.manages():
+                return ToolResult(MANAGERS_ONLY.format(what="cancel a reminder someone else set"), True)
             r = store.cancel(ctx.chat_id, rid)
         except (ReminderError, ReminderFileError) as e:
             return ToolResult(str(e), True)

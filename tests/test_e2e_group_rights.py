@@ -1,0 +1,227 @@
+"""End to end: in an open group a member is not an admin, whoever does the asking (a command or Claude's tools).
+
+The real Telegram application and Claude client run in this process against the fake servers
+(tests/test_e2e_limits.py's ``running``, with an injected clock for the /export throttle).
+"""
+
+import asyncio
+import json
+import traceback
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.texts import t
+from memory.reminders import ReminderStore
+from memory.transcript import Transcript
+from tests.conftest import Clock
+from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls, tool_results
+from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
+from tests.test_e2e_limits import running
+
+OWNER = 1
+MEMBER = 501
+ADMIN = 502
+GROUP = -100_900
+ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot
+CHANNEL_BOT = 136817688
+
+
+@pytest.fixture
+def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    return {"TELEGRAM_BOT_TOKEN": fake_telegram.token, "TELEGRAM_BASE_URL": fake_telegram.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-key", "ANTHROPIC_MAX_RETRIES": "0", "DATA_DIR": str(data_dir),
+            "OWNER_ID": str(OWNER), "ALLOWED_USERS": "", "STREAM_INTERVAL": "0.1", "RECALL_TURNS": "0"}  # fmt: skip
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 11, 29, 5, 0, tzinfo=UTC))
+
+
+def group_message(tg: FakeTelegram, text: str, user_id: int, **kw) -> dict:
+    return tg.message(GROUP, text, chat_type="supergroup", user_id=user_id, **kw)
+
+
+async def said(tg: FakeTelegram, chat: int, text: str, user_id: int, n: int | None = None, **kw) -> str:
+    """Send ``text`` (in the group when ``chat`` is GROUP) and wait for the bot's next message there."""
+    n = (len(tg.sent(chat)) if n is None else n) + 1
+    if chat == GROUP:
+        tg.push_update({"message": group_message(tg, text, user_id, **kw)})
+    else:
+        tg.send_text(chat, text, **kw)
+    await asyncio.to_thread(tg.wait_for, lambda: len(tg.sent(chat)) >= n)
+    return tg.sent(chat)[n - 1]
+
+
+async def answered(tg: FakeTelegram, text: str, user_id: int, final: str) -> None:
+    """Ask the bot in the group and wait until ``final`` is what the chat shows last."""
+    tg.push_update({"message": group_message(tg, f"@{BOT_USERNAME} {text}", user_id)})
+    await asyncio.to_thread(tg.wait_for, lambda: (v := tg.chat_view(GROUP)) and v[-1] == final)
+
+
+def one_tool(name: str, args: dict, final: str):
+    """The model's script for one question: call ``name`` once, then answer ``final``."""
+
+    def answer(body):
+        if tool_results(body):
+            return Text(final)
+        return ToolCalls([(name, args)])
+
+    return answer
+
+
+async def open_group(tg: FakeTelegram) -> None:
+    tg.set_member(GROUP, ADMIN, "administrator")
+    assert await said(tg, GROUP, "/allow", OWNER) == t("allow.group")
+
+
+async def test_tools_act_with_the_rights_of_the_person_who_asked(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    tg = fake_telegram
+    store = ReminderStore(data_dir)
+    admins_reminder = store.add(GROUP, datetime(2026, 12, 24, 0, 0, tzinfo=UTC), "회식 예약", user_id=ADMIN)
+    async with running(env, clock):
+        await open_group(tg)
+        fact = "회비는 월 만원"
+        assert await said(tg, GROUP, f"/remember {fact}", ADMIN) == t("remember.done", id=1, text=fact)
+        facts_path = data_dir / "chats" / f"{GROUP}.facts.json"
+        facts = lambda: [f["text"] for f in json.loads(facts_path.read_text())["facts"]]  # noqa: E731
+        assert facts() == ["회비는 월 만원"]
+        # a member refused /forget asks Claude instead: the tool refuses exactly as the command does
+        assert await said(tg, GROUP, "/forget 1", MEMBER) == t("group.admin_only")
+        fake_anthropic.default = one_tool("forget", {"id": "1"}, "못 잊어요")
+        await answered(tg, "1번 사실 잊어 줘", MEMBER, "못 잊어요")
+        fake_anthropic.default = one_tool("remember", {"text": "회비는 없음", "replaces": "1"}, "못 바꿔요")
+        await answered(tg, "회비 없다고 기억해", MEMBER, "못 바꿔요")
+        fake_anthropic.default = one_tool("cancel_reminder", {"id": admins_reminder.id}, "취소 못 해요")
+        await answered(tg, "회식 알림 취소해", MEMBER, "취소 못 해요")
+        results = [r["content"] for b in fake_anthropic.requests for r in tool_results(b)]
+        assert len(results) == 3 and all(r.startswith("refused: in this group only") for r in results)
+        assert facts() == ["회비는 월 만원"]
+        assert store.get(admins_reminder.id).pending
+        assert await said(tg, GROUP, f"/reminders cancel {admins_reminder.id}", MEMBER) == t("group.admin_only")
+        assert store.get(admins_reminder.id).pending
+        # an admin may: the tool forgets, and the fact is kept in the archive, not deleted
+        fake_anthropic.default = one_tool("forget", {"id": "1"}, "잊었어요")
+        await answered(tg, "1번 잊어 줘", ADMIN, "잊었어요")
+        assert facts() == []
+        removed = (data_dir / "chats" / "archive" / f"{GROUP}.facts-removed.jsonl").read_text().splitlines()
+        assert [json.loads(line)["text"] for line in removed] == ["회비는 월 만원"]
+        # the checks asked Telegram who the asker is, only for the tools that needed it
+        asked = [c.params for c in tg.calls_of("getChatMember", GROUP)]
+        assert {int(p["user_id"]) for p in asked} == {MEMBER, ADMIN}
+
+
+async def test_remember_counts_against_the_daily_limit_and_a_group_has_a_fact_budget(
+    env, clock, fake_telegram: FakeTelegram, data_dir
+):
+    tg = fake_telegram
+    env = {**env, "DAILY_MESSAGE_LIMIT": "3"}
+    async with running(env, clock):
+        await open_group(tg)
+        for i in range(3):
+            assert "🧠" in await said(tg, GROUP, f"/remember {i}번 공지: " + "가" * 400, MEMBER)
+        refusal = await said(tg, GROUP, "/remember 또 하나", MEMBER)
+        assert refusal.startswith("⏳")  # the daily question limit: /remember is not free
+        for i in range(3, 8):  # the owner has no daily limit, but the group's facts have a budget
+            reply = await said(tg, GROUP, f"/remember {i}번 공지: " + "나" * 400, OWNER)
+        assert reply == t("fact.too_much", limit=3000)
+    facts = json.loads((data_dir / "chats" / f"{GROUP}.facts.json").read_text())["facts"]
+    assert sum(len(f["text"]) for f in facts) <= 3000 and len(facts) == 7
+
+
+async def test_anonymous_admins_and_channels_are_nobody(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    tg = fake_telegram
+    async with running(env, clock):
+        await open_group(tg)
+        group_chat = {"id": GROUP, "type": "supergroup", "title": "Test group"}
+        channel = {"id": -100_777, "type": "channel", "title": "A channel"}
+        for text in ("/export", "/history", f"@{BOT_USERNAME} 안녕", "/remember 나는 관리자"):
+            tg.push_update({"message": group_message(tg, text, ANONYMOUS_ADMIN, is_bot=True, first_name="Group",
+                                                     sender_chat=group_chat)})  # fmt: skip
+            tg.push_update({"message": group_message(tg, text, CHANNEL_BOT, is_bot=True, first_name="Channel",
+                                                     sender_chat=channel)})  # fmt: skip
+        # a member's message after them: when it is answered, the others were handled (updates go in order)
+        assert await said(tg, GROUP, "/memory", MEMBER, n=1) == t("memory.empty")
+        reply = await said(tg, OWNER, f"/allow {ANONYMOUS_ADMIN}", OWNER)
+        assert reply == t("allow.not_person", who=ANONYMOUS_ADMIN)
+    assert len(tg.sent(GROUP)) == 2  # "/allow" and "/memory": nothing for the anonymous senders
+    assert tg.documents(GROUP) == [] and fake_anthropic.requests == []
+    assert str(ANONYMOUS_ADMIN) not in (data_dir / "access.json").read_text()
+
+
+async def test_the_owner_closes_a_group_from_a_private_chat(env, clock, fake_telegram: FakeTelegram):
+    tg = fake_telegram
+    async with running(env, clock):
+        await open_group(tg)
+        assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
+        assert await said(tg, OWNER, f"/deny {GROUP}", OWNER) == t("deny.group_id", chat=GROUP)
+        assert await said(tg, OWNER, f"/deny {GROUP}", OWNER) == t("deny.group_id_already", chat=GROUP)
+        assert await said(tg, GROUP, "/memory", MEMBER) == t("not_allowed.group", user_id=MEMBER)
+        assert await said(tg, OWNER, f"/allow {GROUP}", OWNER) == t("allow.group_id", chat=GROUP)
+        assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
+
+
+async def test_only_admins_read_a_groups_history(env, clock, fake_telegram: FakeTelegram):
+    tg = fake_telegram
+    async with running(env, clock):
+        await open_group(tg)
+        await answered(tg, "비밀 회의는 화요일", ADMIN, "echo: Minji: 비밀 회의는 화요일")
+        for command in ("/export", "/history", "/summary", "/search 회의"):
+            assert await said(tg, GROUP, command, MEMBER) == t("group.admin_only"), command
+        assert "비밀 회의" in await said(tg, GROUP, "/history", ADMIN)
+        assert "비밀 회의" in await said(tg, GROUP, "/search 회의", OWNER)
+        assert tg.documents(GROUP) == []
+
+
+async def test_stats_reads_no_transcript_and_export_is_throttled(
+    env, clock, fake_telegram: FakeTelegram, monkeypatch
+):
+    tg = fake_telegram
+    reads = []
+    real_read = Transcript.read
+
+    def counting_read(self, *a, **kw):
+        callers = {frame.name for frame in traceback.extract_stack()}
+        if callers & {"stats", "chat_info", "stats_command"}:  # not the background upkeep after an answer
+            reads.append(a)
+        return real_read(self, *a, **kw)
+
+    async with running(env, clock):
+        assert await said(tg, OWNER, "안녕", OWNER) == "echo: 안녕"
+        monkeypatch.setattr(Transcript, "read", counting_read)
+        stats = await said(tg, OWNER, "/stats", OWNER)
+        assert "저장된 대화:" in stats and "입력" in stats
+        assert reads == []  # the ledger has the tokens: the history is not parsed per /stats
+        tg.send_text(OWNER, "/export")
+        await asyncio.to_thread(tg.wait_for, lambda: len(tg.documents(OWNER)) == 1)
+        assert await said(tg, OWNER, "/export", OWNER) == t("export.wait", minutes=10, left=10)
+        clock.advance(minutes=9, seconds=30)
+        assert await said(tg, OWNER, "/export", OWNER, language_code="en") == t("export.wait", "en", minutes=10, left=1)
+        clock.advance(seconds=30)
+        tg.send_text(OWNER, "/export")
+        await asyncio.to_thread(tg.wait_for, lambda: len(tg.documents(OWNER)) == 2)
+
+
+async def test_reminders_of_a_closed_group_are_held_and_the_owner_sees_them(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    tg = fake_telegram
+    store = ReminderStore(data_dir)
+    past = datetime.now(UTC) - timedelta(minutes=5)  # due while the bot was down: it would go out at once
+    members = store.add(GROUP, past, "회비 걷기", user_id=MEMBER)  # the group was closed with /deny since
+    owners = store.add(GROUP, past, "주인의 알림", user_id=OWNER)  # the owner may still talk there
+    async with running(env, clock) as app:
+        delivery = app.bot_data["reminders"]
+        await asyncio.to_thread(tg.wait_for, lambda: delivery.held and store.get(owners.id).status == "sent")
+        listing = await said(tg, OWNER, "/reminders", OWNER)
+        assert t("reminders.held", n=1) in listing and f"#{members.id}" in listing and "회비 걷기" in listing
+    assert len(tg.sent(GROUP)) == 1 and "주인의 알림" in tg.sent(GROUP)[0]  # late: with its time
+    assert not any("회비 걷기" in s for s in tg.sent(GROUP))
+    assert store.get(members.id).pending  # kept
+    assert fake_anthropic.requests == []  # no summary call for it either
