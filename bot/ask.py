@@ -41,6 +41,7 @@ from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
 from memory.recall import RecallIndex, related_block
+from memory.recall.build import READY, IndexStatus
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
 from memory.turns import complete_turns, flatten, is_complete
@@ -268,6 +269,12 @@ class Assistant:
             return []
         today = self.now().astimezone(ZoneInfo(self.timezone)).date()
         return self.recall.search(chat_id, query, limit, today=today)
+
+    def recall_status(self, chat_id: ChatId) -> IndexStatus:
+        """How much of the chat's history the recall index holds (a long one is built in the background)."""
+        if self.recall is None:
+            return READY
+        return self.recall.status(chat_id)
 
     # -- facts (the /memory, /remember and /forget commands) ----------------------------
     def list_facts(self, chat_id: ChatId) -> list[Fact]:
