@@ -6,8 +6,9 @@ that finds it wait for the whole build: 30 s for a million messages. Instead the
 indexes at most ``sync_budget`` bytes (memory.recall.index) and hands anything larger to the
 ``Builder``: ONE daemon thread per RecallIndex (not the event loop, not under any chat's lock)
 that indexes the chats asked for one after the other, in small transactions (``BUILD_BATCH``
-turns, a few tens of milliseconds each) so the other chats' syncs and searches get the database
-between them. Searches meanwhile read what is indexed so far.
+turns, a few tens of milliseconds each), and starts none while a question's own (small) indexing
+waits for the database (``foreground``): the other chats' answers are not slowed. Searches
+meanwhile read what is indexed so far.
 
 Progress goes to the log (at the start, every ``LOG_EVERY`` seconds, at the end) and into the
 index (``meta`` key ``building:<chat>``, JSON ``{"done", "total", "turns", "started", "updated"}``)
@@ -16,15 +17,16 @@ where ``python -m bot doctor`` reads it (memory.recall.verify).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-BUILD_BATCH = 2_000  # turns per transaction in the background (about 60 ms of indexing)
+BUILD_BATCH = 1_000  # turns per transaction in the background (about 30 ms of indexing)
 LOG_EVERY = 10.0  # seconds between progress lines in the log
 BUILDING_KEY = "building:"  # meta key prefix of a build in progress
 
@@ -67,6 +69,7 @@ class Builder:
         self._current: str | None = None
         self._thread: threading.Thread | None = None
         self._stopped = False
+        self._foreground = 0  # callers indexing on a question's path right now: they go first
         self.built = 0  # chats built to the end (tests and benchmarks wait on it through wait_idle)
 
     def request(self, chat: str) -> None:
@@ -79,6 +82,23 @@ class Builder:
                 self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                 self._thread.start()
             self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Mark a question's own indexing: the builder starts no new batch until it is done.
+
+        SQLite lets one writer at a time and a waiting writer polls with growing sleeps, so a builder
+        committing batch after batch would starve it (seconds per question); with this it waits for
+        at most the batch in progress.
+        """
+        with self._cond:
+            self._foreground += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._foreground -= 1
+                self._cond.notify_all()
 
     def building(self, chat: str) -> bool:
         with self._cond:
@@ -131,6 +151,8 @@ class Builder:
         turns = 0
         status: IndexStatus | None = None
         while not self._stopped:
+            with self._cond:
+                self._cond.wait_for(lambda: not self._foreground or self._stopped)
             added, status = self._step(chat)
             turns += added
             if status.ready:

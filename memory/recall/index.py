@@ -171,7 +171,8 @@ class RecallIndex:
         uses ``catch_up`` instead. Raises InvalidChatId for a bad chat id.
         """
         chat = check_chat_id(chat_id)
-        return self._run(lambda conn: self._sync(conn, chat)[0])
+        with self.builder.foreground():
+            return self._run(lambda conn: self._sync(conn, chat)[0])
 
     def catch_up(self, chat_id: int | str) -> IndexStatus:
         """Index what is new if that is at most ``sync_budget`` bytes of transcript (the turns since the
@@ -195,7 +196,8 @@ class RecallIndex:
             self.builder.request(chat)
             return plan.status(building=True)
 
-        return self._run(fn)
+        with self.builder.foreground():
+            return self._run(fn)
 
     def status(self, chat_id: int | str) -> IndexStatus:
         """How much of the chat's history is indexed (reads the index and stats the files; writes nothing)."""
