@@ -204,6 +204,7 @@ def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[i
 
 
 _NAME_WORD = re.compile(r"(?<=\S )([A-Z][a-z]+)\b")  # a capitalised word, not the first one
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b")
 _VOCATIVE_LEAD = (
     r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
     r"sorry|dear|morning|night),?\s+)"
@@ -258,6 +259,13 @@ def parse(
     ranges, rest = query_dates(text, today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
+    for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan
+        term = word_term(word)
+        short = word.casefold()
+        if term and term not in speaker_terms and len(short) >= 3:
+            whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
+            if len(whose) == 1:
+                speaker_terms[term] = whose.pop()
     own = query_terms(rest)
     speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
     words = rest.split()
@@ -534,11 +542,7 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for t in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE id IN ({marks})", tuple(chunk)):
-            pool[t.id] = t
+    _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     for t in pool.values():
         _bm25(t, q, avgdl)
@@ -559,6 +563,14 @@ def rank(
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
     return out[:limit]
+
+
+def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> None:
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for t in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE id IN ({marks})", tuple(chunk)):
+            pool[t.id] = t
 
 
 def _text_key(t: Turn) -> str:
