@@ -6,8 +6,10 @@ that finds it wait for the whole build: 30 s for a million messages. Instead the
 indexes at most ``sync_budget`` bytes (memory.recall.index) and hands anything larger to the
 ``Builder``: ONE daemon thread per RecallIndex (not the event loop, not under any chat's lock)
 that indexes the chats asked for one after the other, in small transactions (``BUILD_BATCH``
-turns, a few tens of milliseconds each), and starts none while a question's own (small) indexing
-waits for the database (``foreground``): the other chats' answers are not slowed. Searches
+turns, a few milliseconds each), and starts none while a question's own work runs (``foreground``:
+preparing the request with its indexing and search, storing the turn), so the other chats' answers
+wait for at most one batch. (They are still somewhat slower during a build: every batch written
+makes the other connections' page caches start over, and the write-ahead log grows.) Searches
 meanwhile read what is indexed so far.
 
 Progress goes to the log (at the start, every ``LOG_EVERY`` seconds, at the end) and into the
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-BUILD_BATCH = 1_000  # turns per transaction in the background (about 30 ms of indexing)
+BUILD_BATCH = 250  # turns per transaction in the background (a few ms of indexing)
+MAX_YIELD = 0.25  # seconds the builder waits for the questions in progress before its next batch anyway
 LOG_EVERY = 10.0  # seconds between progress lines in the log
 BUILDING_KEY = "building:"  # meta key prefix of a build in progress
 
@@ -151,8 +154,8 @@ class Builder:
         turns = 0
         status: IndexStatus | None = None
         while not self._stopped:
-            with self._cond:
-                self._cond.wait_for(lambda: not self._foreground or self._stopped)
+            with self._cond:  # questions first, but one batch at least every MAX_YIELD seconds
+                self._cond.wait_for(lambda: not self._foreground or self._stopped, MAX_YIELD)
             added, status = self._step(chat)
             turns += added
             if status.ready:

@@ -211,6 +211,10 @@ class RecallIndex:
 
         return self._run(fn)
 
+    def foreground(self) -> contextlib.AbstractContextManager[None]:
+        """Around a question's own work (bot/ask.py): a background build pauses between its batches."""
+        return self.builder.foreground()
+
     def wait_built(self, timeout: float | None = None) -> bool:
         """Wait until the background builder has nothing left to do (tests, benchmarks, batch tools)."""
         return self.builder.wait_idle(timeout)
@@ -325,9 +329,10 @@ class RecallIndex:
         a bad query (empty, punctuation, FTS5 syntax): it just finds nothing.
         """
         chat = check_chat_id(chat_id)
-        if sync:
-            self.catch_up(chat)
-        return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
+        with self.builder.foreground():  # a build in progress pauses between its batches meanwhile
+            if sync:
+                self.catch_up(chat)
+            return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
 
     def _search(
         self,
@@ -378,8 +383,9 @@ class RecallIndex:
         if limit <= 0:
             return []
         chat = check_chat_id(chat_id)
-        self.catch_up(chat)
-        hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
+        with self.builder.foreground():
+            self.catch_up(chat)
+            hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
         return [h for h in hits if h.relevant]
 
     def chat_exists(self, chat_id: int | str) -> bool:
