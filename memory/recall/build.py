@@ -13,7 +13,7 @@ makes the other connections' page caches start over, and the write-ahead log gro
 meanwhile read what is indexed so far.
 
 Progress goes to the log (at the start, every ``LOG_EVERY`` seconds, at the end) and into the
-index (``meta`` key ``building:<chat>``, JSON ``{"done", "total", "turns", "started", "updated"}``)
+index (``meta`` key ``building:<chat>``, JSON ``{"done", "total", "started", "updated"}``)
 where ``python -m bot doctor`` reads it (memory.recall.verify).
 """
 
