@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from memory.recall import rank as ranking
 from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, IndexStatus
-from memory.recall.pool import Pool
+from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
     DB_NAME,
     ChatRow,
@@ -138,7 +138,7 @@ class RecallIndex:
         process. A build left unfinished goes on at the chat's next question."""
         self.builder.stop(timeout=0)
         self._pool.close()
-        self.builder.stop()
+        self.builder.stop(timeout=CLOSE_WAIT)
 
     def __enter__(self) -> RecallIndex:
         return self
