@@ -116,6 +116,22 @@ def test_a_short_name_stands_for_the_speaker_it_begins(data_dir, index):
     assert index.search("c", "What did Caro paint?", 1)[0].line == 32
 
 
+def test_a_nickname_is_the_speaker_the_other_one_calls_so(data_dir, index):
+    greet = [
+        turn("assistant", "Caroline: Hey Andy! How was your week?", name="Caroline"),
+        turn("user", "Andrew: Busy but good, thanks!", name="Andrew"),
+        turn("assistant", "Caroline: Thanks, Andy. Talk soon!", name="Caroline"),
+        turn("user", "Andrew: Bye!", name="Andrew"),
+    ]
+    said = [
+        turn("user", "Andrew: I finished a painting of a lighthouse yesterday.", name="Andrew"),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny!", name="Caroline"),
+    ]
+    write(data_dir, "c", greet * 3 + chatter(20, ("Andrew", "Caroline")) + said + chatter(20, ("Andrew", "Caroline")))
+    assert index.search("c", "What did Andy paint?", 1)[0].content.startswith("Andrew:")
+    assert index.search("c", "What did Caroline paint?", 1)[0].content.startswith("Caroline:")
+
+
 def test_without_names_the_person_is_found_by_how_the_other_greets_them(data_dir, index):
     # no names anywhere: the user is the one the assistant calls "Mel"
     greetings = [

@@ -233,6 +233,26 @@ def _addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) ->
     return "assistant" if role == "user" else "user"
 
 
+def _called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
+    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
+    that is how the word is mostly used, and by one of them only; else None."""
+    sql = (
+        "SELECT t.speaker, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
+        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NOT NULL ORDER BY f.rowid DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
+    if len(rows) < 3:
+        return None
+    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
+    said_by = Counter(who for who, content in rows if vocative.search(content))
+    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
+        return None
+    who, n = said_by.most_common(1)[0]
+    if n < 0.85 * sum(said_by.values()) or who not in names:
+        return None
+    return next(iter(names - {who}))
+
+
 @dataclass(frozen=True, slots=True)
 class Postings:
     df: int  # how many turns of the chat hold the term (estimated for a common term)
@@ -266,6 +286,10 @@ def parse(
             whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
             if len(whose) == 1:
                 speaker_terms[term] = whose.pop()
+            elif not whose and len(names) == 2 and weights.speaker:
+                called = _called(conn, chat, word, term, names)  # "Andy" for Andrew: how the other greets him
+                if called is not None:
+                    speaker_terms[term] = called
     own = query_terms(rest)
     speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
     words = rest.split()
