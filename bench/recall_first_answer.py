@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.recall_speed import write_chat
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory.recall import RecallIndex
 from memory.recall.index import SYNC_BUDGET
 from memory.recall.store import remove_database

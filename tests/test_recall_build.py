@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bot.ask import Assistant
-from bot.model import FakeModel, tool_call
-from bot.search_commands import search_text
+from bot.claude.model import FakeModel, tool_call
+from bot.commands.search import search_text
+from bot.core.ask import Assistant
 from memory.recall import RecallIndex, inspect_index
 from memory.recall import index as index_module
 from memory.transcript import Transcript

@@ -212,7 +212,7 @@ class RecallIndex:
         return self._run(fn)
 
     def foreground(self) -> contextlib.AbstractContextManager[None]:
-        """Around a question's own work (bot/ask.py): a background build pauses between its batches."""
+        """Around a question's own work (bot/core/ask.py): a background build pauses between its batches."""
         return self.builder.foreground()
 
     def wait_built(self, timeout: float | None = None) -> bool:
