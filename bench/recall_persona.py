@@ -19,6 +19,9 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
 - ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
   the one it is true of).
 
+A question names a person by the full name or, half of the time, by the short one the friend uses
+("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
+
 ``layout`` says how the chat is written as transcripts (how an evaluator might convert such data):
 ``named`` (``"Name: text"`` with a ``name`` field, the first speaker ``user``), ``plain`` (text
 only, roles tell who), ``oneside`` (both speakers ``user``, names in the text and ``name``),
@@ -384,9 +387,15 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -
             if key is not None:
                 evidence[key] = (fname, len(lines))
     questions: list[Question] = []
+    names = random.Random(seed * 104729 + 3)  # its own stream: the conversation stays the same
+
+    def called(person: str) -> str:
+        """How a question names someone: the full name, or the short one friends use ("Mel")."""
+        return person if names.random() < 0.5 else who[person][0]
+
     for topic, subject, values, _s, again in lives:
         friend = b if subject == a else a
-        full = {"S": subject, "O": friend, "p": who[subject][1], **values}
+        full = {"S": called(subject), "O": friend, "p": who[subject][1], **values}
         singles = []
         for kind, q, i in topic.asks:
             ev = evidence.get((id(values), False, i))
@@ -397,7 +406,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -
                 singles.append((q, ev))
         if singles and rnd.random() < 0.8:  # the same question about the wrong person
             q, ev = rnd.choice(singles)
-            questions.append(Question(_fmt(q, {**full, "S": friend}), "adversarial", [ev]))
+            questions.append(Question(_fmt(q, {**full, "S": called(friend)}), "adversarial", [ev]))
         if again is not None:
             for _kind, q, refs in topic.again_asks:
                 evs = [evidence.get((id(values), r.startswith("a"), int(r.lstrip("a")))) for r in refs]
@@ -409,7 +418,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -
             evs = [e for e in evs if e]
             if len(evs) >= 2:
                 q = rnd.choice(qs)
-                questions.append(Question(_fmt(q, {"S": subject, "p": who[subject][1]}), "multi", evs[:4]))
+                questions.append(Question(_fmt(q, {"S": called(subject), "p": who[subject][1]}), "multi", evs[:4]))
     return Conversation(f"chat{seed}", files, questions)
 
 

@@ -369,6 +369,16 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "🔎 '{query}' — 지난 대화에서 찾은 {n}개 (관련 높은 순):",
         "en": "🔎 '{query}' — {n} matches in earlier conversations, best first:",
     },
+    "search.building": {
+        "ko": "⏳ 이 대화의 긴 기록을 아직 색인하는 중이에요 ({percent}% 완료). 지금은 색인된 부분에서만 찾았어요 — "
+        "잠시 후 다시 찾아 보세요.",
+        "en": "⏳ This chat's long history is still being indexed ({percent}% done): only that part was searched. "
+        "Try again in a while.",
+    },
+    "search.tool_building": {
+        "ko": "(이 대화의 기록은 아직 색인 중이에요: {percent}% 완료. 나머지 부분은 아직 검색되지 않았어요.)",
+        "en": "(This chat's history is still being indexed, {percent}% done: the rest of it was not searched yet.)",
+    },
     "unknown_command": {
         "ko": "모르는 명령어예요. /help 로 쓸 수 있는 명령어를 볼 수 있어요.",
         "en": "Unknown command. /help lists the commands.",

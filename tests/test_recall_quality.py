@@ -106,6 +106,32 @@ def test_the_named_speaker_comes_first_also_from_a_name_prefix(data_dir, index):
     assert index.search("c", "What did Melanie paint?", 1)[0].line == 31
 
 
+def test_a_short_name_stands_for_the_speaker_it_begins(data_dir, index):
+    said = [
+        turn("user", "Melanie: I finished a painting of a lighthouse yesterday."),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny! Mel, you first."),
+    ]
+    write(data_dir, "c", chatter(30, ("Melanie", "Caroline")) + said + chatter(30, ("Melanie", "Caroline")))
+    assert index.search("c", "What did Mel paint?", 1)[0].line == 31  # Melanie's, not the turn saying "Mel"
+    assert index.search("c", "What did Caro paint?", 1)[0].line == 32
+
+
+def test_a_nickname_is_the_speaker_the_other_one_calls_so(data_dir, index):
+    greet = [
+        turn("assistant", "Caroline: Hey Andy! How was your week?", name="Caroline"),
+        turn("user", "Andrew: Busy but good, thanks!", name="Andrew"),
+        turn("assistant", "Caroline: Thanks, Andy. Talk soon!", name="Caroline"),
+        turn("user", "Andrew: Bye!", name="Andrew"),
+    ]
+    said = [
+        turn("user", "Andrew: I finished a painting of a lighthouse yesterday.", name="Andrew"),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny!", name="Caroline"),
+    ]
+    write(data_dir, "c", greet * 3 + chatter(20, ("Andrew", "Caroline")) + said + chatter(20, ("Andrew", "Caroline")))
+    assert index.search("c", "What did Andy paint?", 1)[0].content.startswith("Andrew:")
+    assert index.search("c", "What did Caroline paint?", 1)[0].content.startswith("Caroline:")
+
+
 def test_without_names_the_person_is_found_by_how_the_other_greets_them(data_dir, index):
     # no names anywhere: the user is the one the assistant calls "Mel"
     greetings = [

@@ -14,8 +14,10 @@ def search_text(assistant: Assistant, chat_id: ChatId, query: str, lang: str) ->
     if not query.strip():
         return t("search.usage", lang)
     hits = assistant.search(chat_id, query, SEARCH_LIMIT)
+    status = assistant.recall_status(chat_id)
+    building = [] if status.ready else [t("search.building", lang, percent=status.percent)]
     if not hits:
-        return t("search.none", lang, query=query.strip())
+        return "\n".join([t("search.none", lang, query=query.strip()), *building])
     lines = [t("search.header", lang, query=query.strip(), n=len(hits))]
     lines += [f"{i}. {line}" for i, line in enumerate(hit_lines(hits, assistant.timezone, width=160), 1)]
-    return "\n".join(lines)
+    return "\n".join([*lines, *building])

@@ -18,6 +18,7 @@ One object owns building the request from memory and writing the turn back:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -41,6 +42,7 @@ from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
 from memory.recall import RecallIndex, related_block
+from memory.recall.build import READY, IndexStatus
 from memory.summary import Budget, Summarize, Summary, SummaryMemory
 from memory.transcript import Transcript
 from memory.turns import complete_turns, flatten, is_complete
@@ -285,6 +287,12 @@ class Assistant:
         today = self.now().astimezone(ZoneInfo(self.timezone)).date()
         return self.recall.search(chat_id, query, limit, today=today)
 
+    def recall_status(self, chat_id: ChatId) -> IndexStatus:
+        """How much of the chat's history the recall index holds (a long one is built in the background)."""
+        if self.recall is None:
+            return READY
+        return self.recall.status(chat_id)
+
     # -- facts (the /memory, /remember and /forget commands) ----------------------------
     def list_facts(self, chat_id: ChatId) -> list[Fact]:
         return self.facts.list(chat_id)
@@ -413,7 +421,8 @@ class Assistant:
         return answer
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
-        self.transcript.append(chat_id, stored)
+        with self._foreground():
+            self.transcript.append(chat_id, stored)
         try:
             self.pending.clear(chat_id)
         except OSError as e:  # the turn is stored; a stale pending question only matters to /retry
@@ -436,9 +445,14 @@ class Assistant:
         self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
         """The request and the transcript offset where this turn will be stored (file reads: off the loop)."""
-        offset = self.transcript.size(chat_id)
-        system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
-        return system, messages, offset
+        with self._foreground():
+            offset = self.transcript.size(chat_id)
+            system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
+            return system, messages, offset
+
+    def _foreground(self) -> contextlib.AbstractContextManager[None]:
+        """Around a question's own work: a background build of a recall index pauses meanwhile."""
+        return self.recall.foreground() if self.recall is not None else contextlib.nullcontext()
 
     async def maintain(self, chat_id: ChatId, *, user_id: int | None = None, wait: bool = True) -> None:
         """Upkeep after a reply, in the background (bot/core/upkeep.py): recall indexing, then compaction.

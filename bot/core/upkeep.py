@@ -47,7 +47,8 @@ class Upkeep:
     async def _run(self, chat_id: int | str) -> None:
         if self.recall is not None:
             try:
-                await asyncio.to_thread(self.recall.sync, chat_id)
+                # a long backlog (no index yet) is handed to the index's own builder thread
+                await asyncio.to_thread(self.recall.catch_up, chat_id)
             except Exception:  # the index is derived: it catches up at the next search
                 log.warning("chat %s: indexing for recall failed", chat_id, exc_info=True)
         if self.memory.enabled:

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.texts import t
 from bot.tools import Tool, ToolContext, ToolResult
 from memory.recall import RecallIndex, hit_lines
 
@@ -27,10 +28,12 @@ def recall_tools(index: RecallIndex, tz: str) -> list[Tool]:
             return ToolResult(f"'limit' must be a whole number from 1 to {MAX_LIMIT}", True)
         today = ctx.now.astimezone(ZoneInfo(tz)).date() if isinstance(ctx.now, datetime) else None
         hits = index.search(ctx.chat_id, query, min(limit, MAX_LIMIT), today=today)
+        status = index.status(ctx.chat_id)
+        building = "" if status.ready else "\n" + t("search.tool_building", "en", percent=status.percent)
         if not hits:
-            return ToolResult(f"no earlier messages match {query!r}")
+            return ToolResult(f"no earlier messages match {query!r}{building}")
         lines = hit_lines(hits, tz, width=400)
-        return ToolResult(f"{len(hits)} matches, best first (date, who, text):\n" + "\n".join(lines))
+        return ToolResult(f"{len(hits)} matches, best first (date, who, text):\n" + "\n".join(lines) + building)
 
     return [
         Tool(

@@ -8,10 +8,16 @@ API (all of it safe to call from threads, e.g. through ``asyncio.to_thread``; a 
 at most ``connections`` (3) SQLite connections whatever the number of threads)::
 
     index = RecallIndex(data_dir)
-    index.sync(chat_id) -> int        # index what is new in the live and archived transcripts
-                                      # (call after each append; ~1 ms, a stat per file when nothing is new)
+    index.sync(chat_id) -> int        # index everything new in the live and archived transcripts
+                                      # (~1 ms, a stat per file when nothing is new; as long as the backlog)
+    index.catch_up(chat_id) -> IndexStatus
+                                      # what a question's path calls (search and related do): index what is
+                                      # new if it is at most sync_budget bytes (256 KiB), else have it built
+                                      # by the background builder (memory.recall.build) and return at once
+    index.status(chat_id) -> IndexStatus
+                                      # ready, or how much is indexed (done/total bytes, percent, building)
     index.search(chat_id, query, limit=5, *, before=None, today=None) -> list[Hit]
-                                      # best first over the whole history; syncs first;
+                                      # best first over the whole history (what is indexed); catches up first;
                                       # before: a byte offset in the LIVE transcript, live turns at or
                                       # after it are left out (archived ones always count);
                                       # today: anchors "yesterday" / "지난주" in the query
@@ -40,6 +46,7 @@ does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 
 Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
 forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
+``build`` (the background builder of long histories),
 ``store`` (SQLite schema: one FTS5 table for every chat, each chat in its own range of rowids;
 incremental indexing, who said a turn), ``rank`` (BM25 candidates, on the chat's own statistics,
 re-scored with neighbouring turns, the session, dates, speaker and recency; a thorough and a
@@ -54,7 +61,17 @@ recall), bench.recall_speed (a chat of a million messages), bench.recall_chats (
 """
 
 from memory.recall.block import hit_lines, related_block
+from memory.recall.build import IndexStatus
 from memory.recall.index import Hit, RecallIndex
 from memory.recall.verify import IndexReport, inspect_index, verify_index
 
-__all__ = ["Hit", "IndexReport", "RecallIndex", "hit_lines", "inspect_index", "related_block", "verify_index"]
+__all__ = [
+    "Hit",
+    "IndexReport",
+    "IndexStatus",
+    "RecallIndex",
+    "hit_lines",
+    "inspect_index",
+    "related_block",
+    "verify_index",
+]

@@ -9,9 +9,11 @@ transcripts, which are never written here.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -19,10 +21,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory.recall import rank as ranking
-from memory.recall.pool import Pool
+from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, IndexStatus
+from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
     DB_NAME,
     ChatRow,
+    FileRow,
     IndexCorrupt,
     chat_row,
     connect,
@@ -39,6 +43,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CONNECTIONS = 3  # SQLite connections at most, whatever the number of threads (memory.recall.pool)
+SYNC_BUDGET = 256 * 1024  # bytes of transcript a question may index before it is answered (a few ms);
+# more is built in the background (memory.recall.build)
 _TRANSIENT = ("locked", "busy", "full", "readonly", "interrupt", "unable to open", "disk i/o")
 
 
@@ -90,12 +96,18 @@ class RecallIndex:
         path: Path | None = None,
         weights: ranking.Weights = ranking.DEFAULT_WEIGHTS,
         connections: int = CONNECTIONS,
+        sync_budget: int | None = SYNC_BUDGET,
     ) -> None:
+        """``sync_budget``: bytes of transcript a search or ``catch_up`` indexes on the caller's path;
+        a larger backlog is built in the background meanwhile. None: always everything at once
+        (the behaviour before background builds; for batch tools and benchmarks' baselines)."""
         self.weights = weights
         self.data_dir = Path(data_dir)
         self.chats_dir = self.data_dir / "chats"
         self.path = path or self.data_dir / DB_NAME
+        self.sync_budget = sync_budget
         self._pool = Pool(lambda: connect(self.path), connections)
+        self.builder = Builder(self._build_step)
 
     # -- connections -------------------------------------------------------
     def _reset(self, reason: str) -> None:
@@ -121,9 +133,12 @@ class RecallIndex:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        """Close every connection. A call still running in another thread (a sync when the bot stops) is
-        interrupted and awaited first: closing a connection in use would crash the process."""
+        """Close every connection. A call still running in another thread (a sync when the bot stops, the
+        background build) is interrupted and awaited first: closing a connection in use would crash the
+        process. A build left unfinished goes on at the chat's next question."""
+        self.builder.stop(timeout=0)
         self._pool.close()
+        self.builder.stop(timeout=CLOSE_WAIT)
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -150,29 +165,102 @@ class RecallIndex:
 
     # -- indexing ---------------------------------------------------------
     def sync(self, chat_id: int | str) -> int:
-        """Index what is new in the chat's live and archived transcripts; return the turns added.
+        """Index everything new in the chat's live and archived transcripts; return the turns added.
 
-        Cheap when nothing changed (a stat per file). Raises InvalidChatId for a bad chat id.
+        Cheap when nothing changed (a stat per file), but as long as the backlog: a question's path
+        uses ``catch_up`` instead. Raises InvalidChatId for a bad chat id.
         """
         chat = check_chat_id(chat_id)
-        return self._run(lambda conn: self._sync(conn, chat))
+        with self.builder.foreground():
+            return self._run(lambda conn: self._sync(conn, chat)[0])
 
-    def _sync(self, conn: sqlite3.Connection, chat: str) -> int:
+    def catch_up(self, chat_id: int | str) -> IndexStatus:
+        """Index what is new if that is at most ``sync_budget`` bytes of transcript (the turns since the
+        last sync: about a millisecond), else have it built in the background and return at once.
+
+        What questions, ``search`` and ``related`` call first. The status says whether the index now
+        holds the whole history (``ready``) or how much of it is built so far.
+        """
+        chat = check_chat_id(chat_id)
+        if self.sync_budget is None:
+            self.sync(chat)
+            return READY
+
+        def fn(conn: sqlite3.Connection) -> IndexStatus:
+            plan = self._plan(conn, chat)
+            if plan is None or plan.unchanged:
+                return READY
+            if plan.cost <= (self.sync_budget or 0):
+                self._sync(conn, chat, plan=plan)
+                return READY
+            self.builder.request(chat)
+            return plan.status(building=True)
+
+        with self.builder.foreground():
+            return self._run(fn)
+
+    def status(self, chat_id: int | str) -> IndexStatus:
+        """How much of the chat's history is indexed (reads the index and stats the files; writes nothing)."""
+        chat = check_chat_id(chat_id)
+
+        def fn(conn: sqlite3.Connection) -> IndexStatus:
+            plan = self._plan(conn, chat, create=False)
+            if plan is None:
+                return READY if not self._files(chat) else IndexStatus(False, 0, 0, self.builder.building(chat))
+            return READY if plan.unchanged else plan.status(building=self.builder.building(chat))
+
+        return self._run(fn)
+
+    def foreground(self) -> contextlib.AbstractContextManager[None]:
+        """Around a question's own work (bot/core/ask.py): a background build pauses between its batches."""
+        return self.builder.foreground()
+
+    def wait_built(self, timeout: float | None = None) -> bool:
+        """Wait until the background builder has nothing left to do (tests, benchmarks, batch tools)."""
+        return self.builder.wait_idle(timeout)
+
+    def _build_step(self, chat: str) -> tuple[int, IndexStatus]:
+        """The background builder's unit of work: BUILD_BATCH more turns, in their own transaction."""
+
+        def fn(conn: sqlite3.Connection) -> tuple[int, IndexStatus]:
+            added, _ = self._sync(conn, chat, limit=BUILD_BATCH)
+            plan = self._plan(conn, chat, create=False)
+            status = READY if plan is None or plan.unchanged else plan.status(building=True)
+            key = BUILDING_KEY + chat
+            if status.ready:
+                conn.execute("DELETE FROM meta WHERE key=?", (key,))
+            else:
+                now = time.time()
+                old = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+                try:
+                    started = float(json.loads(old[0])["started"]) if old else now
+                except (ValueError, KeyError, TypeError):
+                    started = now
+                value = {"done": status.done, "total": status.total, "started": started, "updated": now}
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, json.dumps(value)))
+            return added, status
+
+        return self._run(fn)
+
+    def _plan(self, conn: sqlite3.Connection, chat: str, *, create: bool = True) -> _Plan | None:
         files = self._files(chat)
-        row = chat_row(conn, chat, create=bool(files))
+        row = chat_row(conn, chat, create=create and bool(files))
         if row is None:
-            return 0
+            return None
         stats: dict[str, os.stat_result] = {}
         for name, path in files.items():
             with contextlib.suppress(FileNotFoundError):
                 stats[name] = os.stat(path)
-        known = file_rows(conn, row.id)
-        if set(known) == set(stats) and all(
-            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (r.dev, r.ino, r.seen, r.mtime)
-            for n, st in stats.items()
-            for r in (known[n],)
-        ):
-            return 0
+        return _Plan(row, files, stats, file_rows(conn, row.id))
+
+    def _sync(
+        self, conn: sqlite3.Connection, chat: str, *, plan: _Plan | None = None, limit: int | None = None
+    ) -> tuple[int, bool]:
+        """Index what is new (at most ``limit`` turns); return (turns added, whether all is indexed)."""
+        plan = plan or self._plan(conn, chat)
+        if plan is None or plan.unchanged:
+            return 0, True
+        row, files, stats, known = plan.row, plan.files, plan.stats, plan.known
         if set(known) - set(stats) or any(
             n in stats and (stats[n].st_dev, stats[n].st_ino) != (r.dev, r.ino) for n, r in known.items()
         ):
@@ -183,8 +271,11 @@ class RecallIndex:
             size = locked_size(path) if name == "" else stats[name].st_size
             if size is None:
                 continue
-            added += index_file(conn, row, name, path, size)
-        return added
+            n, more = index_file(conn, row, name, path, size, None if limit is None else limit - added)
+            added += n
+            if more:
+                return added, False
+        return added, True
 
     def _follow_renames(self, conn: sqlite3.Connection, chat: ChatRow, stats: dict[str, os.stat_result]) -> None:
         """A /reset renames the live file into the archive: keep its index under the new name.
@@ -229,15 +320,19 @@ class RecallIndex:
     ) -> list[Hit]:
         """The ``limit`` best turns of the chat's whole history for ``query``, best first.
 
+        With ``sync`` it first catches up (``catch_up``): a history not indexed yet is built in the
+        background and the search covers what is indexed so far (``status`` tells how much).
+
         ``before`` is a byte offset in the live transcript: live turns at or after it are left out
         (they are sent verbatim anyway); archived turns are always allowed. ``today`` anchors
         relative dates in the query ("yesterday", "지난주"); None ignores them. Never raises on
         a bad query (empty, punctuation, FTS5 syntax): it just finds nothing.
         """
         chat = check_chat_id(chat_id)
-        if sync:
-            self.sync(chat)
-        return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
+        with self.builder.foreground():  # a build in progress pauses between its batches meanwhile
+            if sync:
+                self.catch_up(chat)
+            return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
 
     def _search(
         self,
@@ -281,17 +376,66 @@ class RecallIndex:
     ) -> list[Hit]:
         """The automatic recall for a new message: the best ``limit`` hits that are ``relevant``.
 
-        Syncs first, like ``search``, then reads much less of the index (memory.recall.rank.QUICK:
-        fewer candidates, only turns that can be relevant, no turn read when none can be), so that
-        it costs about the same at any history length.
+        Catches up first, like ``search`` (never waiting for a build), then reads much less of the
+        index (memory.recall.rank.QUICK: fewer candidates, only turns that can be relevant, no turn
+        read when none can be), so that it costs about the same at any history length.
         """
         if limit <= 0:
             return []
         chat = check_chat_id(chat_id)
-        self.sync(chat)
-        hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
+        with self.builder.foreground():
+            self.catch_up(chat)
+            hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
         return [h for h in hits if h.relevant]
 
     def chat_exists(self, chat_id: int | str) -> bool:
         """Whether the chat has a live or archived transcript."""
         return bool(self._files(check_chat_id(chat_id)))
+
+
+@dataclass(slots=True)
+class _Plan:
+    """A chat's transcript files on disk against what the index recorded of them."""
+
+    row: ChatRow
+    files: dict[str, Path]
+    stats: dict[str, os.stat_result]
+    known: dict[str, FileRow]
+
+    @property
+    def unchanged(self) -> bool:
+        """Nothing to do: the same files, each seen to its current size."""
+        known, stats = self.known, self.stats
+        return set(known) == set(stats) and all(
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (r.dev, r.ino, r.seen, r.mtime)
+            for n, st in stats.items()
+            for r in (known[n],)
+        )
+
+    def _by_inode(self) -> dict[tuple[int, int], FileRow]:
+        return {(r.dev, r.ino): r for r in self.known.values()}
+
+    @property
+    def cost(self) -> int:
+        """Bytes to index plus bytes of turns to drop (files gone or replaced) to catch up."""
+        by_inode = self._by_inode()
+        seen: set[int] = set()
+        cost = 0
+        for st in self.stats.values():
+            r = by_inode.get((st.st_dev, st.st_ino))
+            if r is not None and st.st_size >= r.done:
+                seen.add(r.id)
+                cost += st.st_size - r.done
+            else:
+                cost += st.st_size
+        return cost + sum(r.done for r in self.known.values() if r.id not in seen)
+
+    def status(self, *, building: bool) -> IndexStatus:
+        by_inode = self._by_inode()
+        total = sum(st.st_size for st in self.stats.values())
+        done = 0
+        for st in self.stats.values():
+            r = by_inode.get((st.st_dev, st.st_ino))
+            if r is not None and st.st_size >= r.done:
+                done += r.done
+        return IndexStatus(False, done, total, building)

@@ -204,6 +204,7 @@ def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[i
 
 
 _NAME_WORD = re.compile(r"(?<=\S )([A-Z][a-z]+)\b")  # a capitalised word, not the first one
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b")
 _VOCATIVE_LEAD = (
     r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
     r"sorry|dear|morning|night),?\s+)"
@@ -232,6 +233,26 @@ def _addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) ->
     return "assistant" if role == "user" else "user"
 
 
+def _called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
+    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
+    that is how the word is mostly used, and by one of them only; else None."""
+    sql = (
+        "SELECT t.speaker, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
+        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NOT NULL ORDER BY f.rowid DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
+    if len(rows) < 3:
+        return None
+    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
+    said_by = Counter(who for who, content in rows if vocative.search(content))
+    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
+        return None
+    who, n = said_by.most_common(1)[0]
+    if n < 0.85 * sum(said_by.values()) or who not in names:
+        return None
+    return next(iter(names - {who}))
+
+
 @dataclass(frozen=True, slots=True)
 class Postings:
     df: int  # how many turns of the chat hold the term (estimated for a common term)
@@ -258,6 +279,17 @@ def parse(
     ranges, rest = query_dates(text, today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
+    for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan
+        term = word_term(word)
+        short = word.casefold()
+        if term and term not in speaker_terms and len(short) >= 3:
+            whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
+            if len(whose) == 1:
+                speaker_terms[term] = whose.pop()
+            elif not whose and len(names) == 2 and weights.speaker:
+                called = _called(conn, chat, word, term, names)  # "Andy" for Andrew: how the other greets him
+                if called is not None:
+                    speaker_terms[term] = called
     own = query_terms(rest)
     speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
     words = rest.split()
@@ -534,11 +566,7 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for t in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE id IN ({marks})", tuple(chunk)):
-            pool[t.id] = t
+    _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     for t in pool.values():
         _bm25(t, q, avgdl)
@@ -559,6 +587,14 @@ def rank(
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
     return out[:limit]
+
+
+def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> None:
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for t in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE id IN ({marks})", tuple(chunk)):
+            pool[t.id] = t
 
 
 def _text_key(t: Turn) -> str:

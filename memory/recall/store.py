@@ -330,21 +330,27 @@ def forget_file(conn: sqlite3.Connection, chat: ChatRow, file_id: int) -> int:
     return len(rows)
 
 
-def index_file(conn: sqlite3.Connection, chat: ChatRow, name: str, path: Path, size: int) -> int:
-    """Index the complete lines of ``path`` up to ``size`` that are not indexed yet; return turns added.
+def index_file(
+    conn: sqlite3.Connection, chat: ChatRow, name: str, path: Path, size: int, limit: int | None = None
+) -> tuple[int, bool]:
+    """Index the complete lines of ``path`` up to ``size`` that are not indexed yet; return (turns
+    added, whether lines are left because ``limit`` turns were indexed).
 
     Runs its own transactions (one per batch of lines) and re-reads the file's progress inside
     each, so a concurrent indexer of the same file is never duplicated.
     """
     added = 0
     while True:
+        batch = BATCH_LINES if limit is None else min(BATCH_LINES, limit - added)
+        if batch <= 0:
+            return added, True
         with write_transaction(conn):
             rows = file_rows(conn, chat.id)
             row = rows.get(name)
             try:
                 st = os.stat(path)
             except FileNotFoundError:
-                return added
+                return added, False
             if row is not None and not file_matches(path, row, st):
                 log.info("recall index: %s changed, indexing it again", path.name)
                 forget_file(conn, chat, row.id)
@@ -356,17 +362,17 @@ def index_file(conn: sqlite3.Connection, chat: ChatRow, name: str, path: Path, s
                 )
                 row = FileRow(int(cur.lastrowid or 0), name, st.st_dev, st.st_ino, 0, 0, 0, 0, "", "")
             if row.seen == size and row.mtime == st.st_mtime_ns:
-                return added
-            n, more = _index_batch(conn, chat, row, path, size, st.st_mtime_ns)
+                return added, False
+            n, more = _index_batch(conn, chat, row, path, size, st.st_mtime_ns, batch)
             added += n
         if not more:
-            return added
+            return added, False
 
 
 def _index_batch(
-    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int, mtime: int
+    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int, mtime: int, batch: int
 ) -> tuple[int, bool]:
-    """Index up to BATCH_LINES complete lines from ``row.done``; return (turns added, more to do)."""
+    """Index up to ``batch`` complete lines from ``row.done``; return (turns added, more to do)."""
     last = conn.execute(
         "SELECT id, role, content, ts, session, dead FROM turns WHERE file=? AND dead=0 ORDER BY line DESC LIMIT 2",
         (row.id,),
@@ -387,7 +393,7 @@ def _index_batch(
     with open(path, "rb") as f:
         f.seek(pos)
         while pos < size:
-            if len(turn_rows) >= BATCH_LINES:
+            if len(turn_rows) >= batch:
                 more = True
                 break
             raw = f.readline(size - pos)

@@ -11,8 +11,9 @@ only stores space-separated terms and never has to agree with us on a tokenizer:
 - Hangul (and kana / CJK ideographs): overlapping character bigrams of each run
   (``자물쇠는`` -> ``자물 물쇠 쇠는``), a single character for a one-character run. A two-syllable
   query (``번호``) then finds ``번호를`` and ``번호는``. Measured against the morphological
-  analyzer kiwipiepy: 190 MB installed, 3 s to load and ~280 µs per sentence (a million
-  messages would take ~5 minutes to index), so bigrams it is.
+  analyzer kiwipiepy on Korean conversations (bench.recall_korean: particles, honorifics,
+  spacing, units, mixed Korean-English): the same recall@5/10, one question in 84 better at @1,
+  for a 105 MB model, seconds to load and ~25x the indexing time, so bigrams it is.
 
 Queries go through the same steps, plus: question words and small talk are dropped, Korean
 particles are stripped from a query word before its bigrams are made (``번호를`` -> ``번호``),

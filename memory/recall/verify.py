@@ -24,12 +24,15 @@ opened read-only), reading at most two small pieces of each file:
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory.recall.build import BUILDING_KEY
 from memory.recall.store import DB_NAME, VERSION, head_digest, tail_digest
 from memory.transcript import InvalidChatId, check_chat_id
 
@@ -174,6 +177,7 @@ def _compare(
             f"the index has {found} (this program writes {VERSION}): it is rebuilt from the transcripts at first use"
         )
         return report
+    _building_notes(conn, chats_dir, disk, report)
     rows = [
         _Recorded(*r)
         for r in conn.execute(
@@ -273,6 +277,38 @@ def _compare(
         problems[MAX_LINES:] = [f"… and {len(problems) - MAX_LINES} more files like these"]
     report.problems.extend(problems)
     return report
+
+
+def _building_notes(
+    conn: sqlite3.Connection, chats_dir: Path, disk: dict[str, dict[str, os.stat_result]], report: IndexReport
+) -> None:
+    """A note per chat the bot is building in the background (memory.recall.build): how far it got."""
+    rows = conn.execute("SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (BUILDING_KEY + "%",))
+    for key, value in rows.fetchall():
+        chat = key[len(BUILDING_KEY) :]
+        try:
+            data = json.loads(value)
+            done, started, updated = int(data["done"]), float(data["started"]), float(data["updated"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        total = sum(st.st_size for st in disk.get(chat, {}).values()) or int(data.get("total") or 0)
+        percent = min(99, done * 100 // total) if total else 0
+        now = time.time()
+        report.notes.append(
+            f"chat {chat}: its history is being indexed in the background: {percent}% "
+            f"({done / 1e6:.1f} of {total / 1e6:.1f} MB), started {_ago(now - started)} ago, last progress "
+            f"{_ago(now - updated)} ago (searches meanwhile cover the part indexed; a stopped bot goes on at the "
+            "chat's next message)"
+        )
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def verify_index(data_dir: Path | str) -> list[str]:
