@@ -138,6 +138,17 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
     return line
 
 
+class _Slot:
+    """What the live region shows, changed in place: rich's Live draws its renderable again below
+    whatever is printed above it, so the new content must be in place before the print."""
+
+    def __init__(self) -> None:
+        self.content: RenderableType = Text("")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.content
+
+
 class _Bottom:
     """The last ``height`` lines of a renderable: what the live region shows of a tall block."""
 
@@ -203,6 +214,7 @@ class MarkdownStream:
         self.console = console
         self.pending = ""  # received and not yet printed for good; starts at a block boundary
         self.live: Live | None = None
+        self.slot = _Slot()  # the live region's content
         self.units = 0  # blocks (or runs of list items) printed so far
         self.in_list = False  # ``pending`` continues a list whose first items are printed
         self.code_lines: int | None = None  # lines printed of the open code fence; None: no fence open
@@ -222,16 +234,17 @@ class MarkdownStream:
         try:
             done = self._advance(final=False)
             tail = self._tail()
+            self.slot.content = self._bounded(tail)
             if tail is not None and self.live is None:
                 self.live = Live(
-                    console=self.console, auto_refresh=False, transient=True, redirect_stdout=False,
+                    self.slot, console=self.console, auto_refresh=False, transient=True, redirect_stdout=False,
                     redirect_stderr=False, vertical_overflow="visible",
                 )  # fmt: skip
                 self.live.start()
-            if self.live is not None:
-                self.live.update(self._bounded(tail), refresh=not done)
             if done:
-                self._print(done)  # above the live region, which is then redrawn once
+                self._print(done)  # above the live region, which is redrawn below in the same write
+            elif self.live is not None:
+                self.live.refresh()
         except Exception:
             self._fail()
 
@@ -360,7 +373,7 @@ class MarkdownStream:
     def _stop_live(self) -> None:
         live, self.live = self.live, None
         if live is not None:
-            live.update(Text(""))
+            self.slot.content = Text("")
             live.stop()  # transient: the region is erased, the cursor shown again
 
     def _fail(self) -> None:
