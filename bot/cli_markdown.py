@@ -56,9 +56,7 @@ _PARSER = parser()
 # -- rendering of whole blocks ---------------------------------------------------------------
 def code_syntax(code: str, lexer: str, *, word_wrap: bool = False) -> Syntax:
     """Highlighted code on the terminal's own background, without padding."""
-    return Syntax(
-        code, lexer or "text", theme=CODE_THEME, background_color="default", padding=0, word_wrap=word_wrap
-    )
+    return Syntax(code, lexer or "text", theme=CODE_THEME, background_color="default", padding=0, word_wrap=word_wrap)
 
 
 class _NestedCode(CodeBlock):
@@ -71,9 +69,7 @@ class _NestedCode(CodeBlock):
 class _Item(ListItem):
     """A list item numbered "1." rather than rich's bare "1", aligned for lists of up to 99 items."""
 
-    def render_number(
-        self, console: Console, options: ConsoleOptions, number: int, last_number: int
-    ) -> RenderResult:
+    def render_number(self, console: Console, options: ConsoleOptions, number: int, last_number: int) -> RenderResult:
         width = max(len(str(last_number - 1)), 2) + 2
         lines = console.render_lines(self.elements, options.update(width=options.max_width - width), style=self.style)
         style = console.get_style("markdown.item.number", default="none")

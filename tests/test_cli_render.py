@@ -96,7 +96,7 @@ def test_blocks_are_separated_by_one_blank_line():
 
 
 def test_code_lines_are_copyable():
-    code = ['def greet(name: str) -> str:', '    return f"안녕, {name}!"  # 한글 주석']
+    code = ["def greet(name: str) -> str:", '    return f"안녕, {name}!"  # 한글 주석']
     out = render(ANSWER, 4, columns=80)
     rows = screen(out, columns=80).rows()
     at = rows.index(code[0])
