@@ -25,6 +25,7 @@ with trailing spaces, and numbered lists keep "1." (aligned up to 99 items, also
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ from typing import ClassVar, TextIO
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import CodeBlock, ListElement, ListItem, Markdown, MarkdownElement
@@ -54,9 +58,20 @@ _PARSER = parser()
 
 
 # -- rendering of whole blocks ---------------------------------------------------------------
-def code_syntax(code: str, lexer: str, *, word_wrap: bool = False) -> Syntax:
+@functools.lru_cache(maxsize=64)
+def lexer_for(language: str) -> Lexer | str:
+    """Pygments' lexer for a fence's language (looked up once: the lookup is slow), else plain text."""
+    try:
+        return get_lexer_by_name(language) if language else "text"
+    except ClassNotFound:
+        return "text"
+
+
+def code_syntax(code: str, lexer: str | Lexer, *, word_wrap: bool = False) -> Syntax:
     """Highlighted code on the terminal's own background, without padding."""
-    return Syntax(code, lexer or "text", theme=CODE_THEME, background_color="default", padding=0, word_wrap=word_wrap)
+    if isinstance(lexer, str):
+        lexer = lexer_for(lexer)
+    return Syntax(code, lexer, theme=CODE_THEME, background_color="default", padding=0, word_wrap=word_wrap)
 
 
 class _NestedCode(CodeBlock):
@@ -160,6 +175,32 @@ class _Bottom:
 
 
 # -- cutting the text into blocks --------------------------------------------------------------
+CODE_CONTEXT = 20  # lines of code before the new ones that the highlighter sees again
+
+
+class _Fence:
+    """The code fence being written: how it closes, its language, the lines printed so far."""
+
+    def __init__(self, char: str, length: int, indent: int, language: str) -> None:
+        self.char, self.length, self.indent = char, length, indent
+        self.lexer = lexer_for(language)
+        self.lines: list[str] = []
+        self.scanned = 0  # offset in ``pending`` of the first line not read yet
+
+    def closes(self, line: str) -> bool:
+        """A closing fence line (CommonMark): up to 3 spaces, the fence's character at least as many
+        times as it opened with, nothing else."""
+        body = line.rstrip("\n")
+        text = body.strip(" \t")
+        return len(body) - len(body.lstrip(" ")) <= 3 and len(text) >= self.length and set(text) == {self.char}
+
+    def code_line(self, line: str) -> str:
+        """The line as code: without its newline, and without the fence's own indentation."""
+        line = line.rstrip("\n")
+        cut = min(self.indent, len(line) - len(line.lstrip(" ")))
+        return line[cut:]
+
+
 @dataclass(frozen=True)
 class Block:
     """A top-level Markdown block: its opening token and its lines [start, end) in the parsed text."""
@@ -175,16 +216,6 @@ class Block:
 
 def top_blocks(tokens: Iterable[Token]) -> list[Block]:
     return [Block(t, t.map[0], t.map[1]) for t in tokens if t.level == 0 and t.nesting >= 0 and t.map]
-
-
-def fence_closed(lines: list[str], block: Block) -> bool:
-    """Whether the code fence ``block`` has its closing fence line."""
-    last = block.end - 1
-    if last <= block.start or last >= len(lines):
-        return False
-    marker = block.token.markup
-    line = lines[last].strip()
-    return len(line) >= len(marker) and set(line) == {marker[0]}
 
 
 def line_offset(text: str, line: int) -> int:
@@ -213,8 +244,7 @@ class MarkdownStream:
         self.slot = _Slot()  # the live region's content
         self.units = 0  # blocks (or runs of list items) printed so far
         self.in_list = False  # ``pending`` continues a list whose first items are printed
-        self.code_lines: int | None = None  # lines printed of the open code fence; None: no fence open
-        self.code_lexer = ""  # the language of the open code fence
+        self.fence: _Fence | None = None  # the code fence being written, if any
         self.midline = False  # raw text (after a failure) left the cursor inside a line
         self.broken = False
         self.closed = False
@@ -271,6 +301,10 @@ class MarkdownStream:
         """Take the blocks that are final off ``pending``; returns what to print for them."""
         out: list[RenderableType] = []
         while True:
+            if self.fence is not None:  # lines of code: no need to parse the whole fence again
+                out += self._fence_lines(final=final)
+                if self.fence is not None:
+                    return out
             cut = len(self.pending) if final else self.pending.rfind("\n") + 1
             src = self.pending[:cut]
             tokens = _PARSER.parse(src)
@@ -282,13 +316,10 @@ class MarkdownStream:
             first = blocks[0]
             following = blocks[1].start if len(blocks) > 1 else None
             if first.kind == "fence":
-                lines = src.split("\n")
-                out += self._code(first)
-                if following is None and not final and not fence_closed(lines, first):
+                out += self._open_fence(first)
+                out += self._fence_lines(final=final)
+                if self.fence is not None:
                     return out
-                self.code_lines = None
-                self._done()
-                self._drop(following if following is not None else first.end)
                 continue
             if following is None and not final:
                 if first.kind in LISTS:
@@ -326,34 +357,67 @@ class MarkdownStream:
         self._drop(last)
         return out
 
-    def _code(self, block: Block) -> list[RenderableType]:
-        """The code lines of a fence not printed yet (complete lines only), highlighted, unwrapped."""
+    def _open_fence(self, block: Block) -> list[RenderableType]:
+        """A code fence begins (its first line is complete): the language on a line of its own."""
+        opening = self.pending[line_offset(self.pending, block.start) :].split("\n", 1)[0]
+        marker = block.token.markup
+        lexer = (block.token.info or "").strip().split(" ")[0]
+        self.fence = _Fence(marker[0], len(marker), len(opening) - len(opening.lstrip(" ")), lexer)
+        self.fence.scanned = line_offset(self.pending, block.start + 1)
+        return [*self._separator(), *([Text(lexer, style="dim")] if lexer else [])]
+
+    def _fence_lines(self, *, final: bool) -> list[RenderableType]:
+        """The open fence's lines completed since last time: printed as code; at its closing line
+        (or at the end of the answer) the fence is done and ``pending`` goes on after it."""
+        fence = self.fence
+        assert fence is not None
+        end = len(self.pending) if final else self.pending.rfind("\n") + 1
+        closed_at: int | None = None
+        position = fence.scanned
+        new: list[str] = []
+        for line in self.pending[fence.scanned : end].splitlines(keepends=True):
+            if fence.closes(line):
+                closed_at = position + len(line)
+                break
+            new.append(fence.code_line(line))
+            position += len(line)
+        fence.scanned = position
+        out = self._code(fence, new)
+        if closed_at is not None or final:
+            self.pending = self.pending[closed_at if closed_at is not None else len(self.pending) :]
+            self.fence = None
+            self._done()
+        return out
+
+    def _code(self, fence: _Fence, new: list[str]) -> list[RenderableType]:
+        """New lines of code, highlighted, unwrapped. The lexer starts a few lines back (at a line
+        that is not indented, if there is one) rather than at the top of the fence each time."""
+        if not new:
+            return []
+        done = len(fence.lines)
+        fence.lines += new
+        start = max(0, done - CODE_CONTEXT)
+        for i in range(done, start - 1, -1):
+            if i < done and fence.lines[i][:1] not in ("", " ", "\t"):
+                start = i
+                break
+        code = "\n".join(fence.lines[start:])
+        highlighted = list(code_syntax(code, fence.lexer).highlight(code).split("\n", allow_blank=True))
+        highlighted += [Text("") for _ in range(len(fence.lines) - start - len(highlighted))]  # (trailing blank
+        # lines: the highlighter drops them)
         out: list[RenderableType] = []
-        lexer = self.code_lexer = (block.token.info or "").strip().split(" ")[0]
-        if self.code_lines is None:
-            out += self._separator()
-            if lexer:
-                out.append(Text(lexer, style="dim"))
-            self.code_lines = 0
-        code = block.token.content
-        lines = code.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        if len(lines) > self.code_lines:
-            highlighted = code_syntax(code, lexer).highlight(code).split("\n", allow_blank=True)
-            for line in list(highlighted)[self.code_lines : len(lines)]:
-                line.no_wrap, line.overflow, line.end = True, "ignore", "\n"
-                out.append(line)
-            self.code_lines = len(lines)
+        for line in highlighted[done - start : len(fence.lines) - start]:
+            line.no_wrap, line.overflow, line.end = True, "ignore", "\n"
+            out.append(line)
         return out
 
     def _tail(self) -> RenderableType | None:
         """What the live region shows: the unfinished block (or the unfinished line of code)."""
-        if self.code_lines is not None:
-            partial = self.pending[self.pending.rfind("\n") + 1 :]
+        if self.fence is not None:
+            partial = self.fence.code_line(self.pending[self.fence.scanned :])
             if not partial:
                 return None
-            line = code_syntax(partial, self.code_lexer).highlight(partial)
+            line = code_syntax(partial, self.fence.lexer).highlight(partial)
             line.no_wrap, line.overflow = True, "ellipsis"
             return line
         if not self.pending.strip():

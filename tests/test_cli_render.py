@@ -118,6 +118,24 @@ def test_a_long_line_of_code_reaches_the_terminal_whole():
     assert "".join(rows[1:]) == line  # (wrapped by the terminal, over several rows)
 
 
+@pytest.mark.parametrize(
+    ("markdown", "code"),
+    [
+        ("~~~\nplain\n~~~\n\nafter", ["plain"]),
+        ("````md\n```python\nnot a close\n```\n````\n\nafter", ["```python", "not a close", "```"]),
+        ("  ```\n  indented\n    more\n  ```\n\nafter", ["indented", "  more"]),  # the fence's indent goes
+        ("```no-such-language\nx <- 1\n\n\ny\n```\n\nafter", ["x <- 1", "", "", "y"]),
+        ("```\nnever closed\nlast", ["never closed", "last"]),
+    ],
+)
+def test_code_fences_open_and_close_as_commonmark_says(markdown: str, code: list[str]):
+    for chunk in (1, 4, None):
+        rows = screen(render(markdown, chunk), columns=60).rows()
+        label = 1 if rows[0] in ("md", "no-such-language") else 0
+        assert rows[label : label + len(code)] == code, (chunk, rows)
+        assert rows[label + len(code) :] in ([], ["", "after"]), (chunk, rows)
+
+
 def test_korean_wide_characters_wrap_inside_the_width():
     sentence = "한글은 한 글자가 두 칸을 차지해요 그래서 줄 끝에서 정확히 맞아야 해요 " * 3
     columns = 21  # odd: a wide character never fits in the last column
