@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, TextIO
 
@@ -47,6 +48,21 @@ log = logging.getLogger(__name__)
 
 CODE_THEME = "monokai"
 LISTS = ("bullet_list_open", "ordered_list_open")
+SYNC_BEGIN, SYNC_END = "\x1b[?2026h", "\x1b[?2026l"  # synchronized output: the terminal shows a redraw
+# at once (terminals without the mode ignore it)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible_controls(text: str) -> str:
+    """Control characters made visible (an escape sequence in an answer must not drive the terminal
+    or upset the live region's line count): C0 as their Unicode pictures (␛), the rest as �."""
+    return _CONTROLS.sub(lambda m: chr(0x2400 + ord(m[0])) if ord(m[0]) < 0x20 else "\ufffd", text)
+
+
+def lines_of(text: str) -> list[str]:
+    """``text`` cut after each "\n" only (str.splitlines also cuts at other separators)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def parser() -> MarkdownIt:
@@ -256,7 +272,7 @@ class MarkdownStream:
         if self.broken:
             self._raw(delta)
             return
-        self.pending += delta.replace("\r\n", "\n").replace("\r", "\n")
+        self.pending += visible_controls(delta.replace("\r\n", "\n").replace("\r", "\n"))
         try:
             done = self._advance(final=False)
             tail = self._tail()
@@ -270,7 +286,7 @@ class MarkdownStream:
             if done:
                 self._print(done)  # above the live region, which is redrawn below in the same write
             elif self.live is not None:
-                self.live.refresh()
+                self._sync(self.live.refresh)
         except Exception:
             self._fail()
 
@@ -294,7 +310,17 @@ class MarkdownStream:
     def _print(self, renderables: list[RenderableType]) -> None:
         # one Group, so that lines of code are not joined like print()'s Text arguments; not
         # cropped, so that long lines of code reach the terminal whole (it wraps them)
-        self.console.print(Group(*renderables), crop=False)
+        self._sync(lambda: self.console.print(Group(*renderables), crop=False))
+
+    def _sync(self, draw: Callable[[], None]) -> None:
+        """``draw`` (one write of the console) between the synchronized-output marks."""
+        file = self.console.file
+        file.write(SYNC_BEGIN)
+        try:
+            draw()
+        finally:
+            file.write(SYNC_END)
+            file.flush()
 
     # -- cutting and printing
     def _advance(self, *, final: bool) -> list[RenderableType]:
@@ -375,7 +401,7 @@ class MarkdownStream:
         closed_at: int | None = None
         position = fence.scanned
         new: list[str] = []
-        for line in self.pending[fence.scanned : end].splitlines(keepends=True):
+        for line in lines_of(self.pending[fence.scanned : end]):
             if fence.closes(line):
                 closed_at = position + len(line)
                 break

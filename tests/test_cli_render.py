@@ -280,3 +280,12 @@ def test_an_error_after_part_of_an_answer_ends_the_live_region(assistant: Assist
     term = screen(out, columns=60, lines=20)
     assert term.cursor_visible and "부분 답이" in term.rows()
     assert err.strip().endswith("(/retry 로 다시 보낼 수 있어요)")
+
+
+def test_control_characters_in_an_answer_are_shown_not_obeyed():
+    # an escape sequence in the model's text (say, quoted from a hostile document) must not clear
+    # the screen or move the cursor: the live region would lose count of its lines
+    out = render("첫 줄\n\n지우기 \x1b[2J\x1b[1A 삑\x07 끝", 2)
+    rows = screen(out).rows()
+    assert rows == ["첫 줄", "", "지우기 ␛[2J␛[1A 삑␇ 끝"]
+    assert out.count("\x1b[?2026h") == out.count("\x1b[?2026l") > 0  # every redraw is one synchronized update
