@@ -289,3 +289,17 @@ def test_control_characters_in_an_answer_are_shown_not_obeyed():
     rows = screen(out).rows()
     assert rows == ["첫 줄", "", "지우기 ␛[2J␛[1A 삑␇ 끝"]
     assert out.count("\x1b[?2026h") == out.count("\x1b[?2026l") > 0  # every redraw is one synchronized update
+
+
+def test_the_chat_starts_without_importing_rich():
+    # the prompt must not wait for rich (about 0.1 s more at start-up): only the first answer, or
+    # the background prewarm, imports it
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    heavy = "('rich', 'pygments', 'markdown_it')"
+    code = f"import sys, bot.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert p.stdout.strip() == "[]"
