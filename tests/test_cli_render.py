@@ -1,4 +1,4 @@
-"""The terminal chat's answer renderer (bot/cli_render.py, bot/cli_markdown.py), in-process.
+"""The terminal chat's answer renderer (bot/cli_render.py, cli_stream.py, cli_markdown.py), in-process.
 
 What it writes is fed to a terminal emulator (tests/terminal.py): the screen and the scrollback are
 what a user sees, live region included, so duplicated or lost lines would show there.
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from bot import cli_markdown
+from bot import cli_markdown, cli_stream
 from bot.ask import Assistant
 from bot.cli import ChatSession, stream_reader
 from bot.cli_render import Renderer, wants_rendering
@@ -205,7 +205,7 @@ def test_rendering_trouble_loses_no_text(monkeypatch: pytest.MonkeyPatch):
                 raise RuntimeError("renderer bug")
             super().__init__(markup)
 
-    monkeypatch.setattr(cli_markdown, "AnswerMarkdown", Broken)
+    monkeypatch.setattr(cli_stream, "AnswerMarkdown", Broken)
     out = render("fine **first**\n\nsecond\n\nthen boom **here**\nand the rest", 4)
     term = screen(out)
     assert term.cursor_visible
