@@ -11,10 +11,10 @@ import re
 import pytest
 
 from bot import cli_markdown, cli_stream
-from bot.ask import Assistant
+from bot.claude.model import FakeModel
 from bot.cli import ChatSession, stream_reader
 from bot.cli_render import Renderer, wants_rendering
-from bot.model import FakeModel
+from bot.core.ask import Assistant
 from tests.terminal import Term
 
 SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -269,7 +269,7 @@ def test_an_answer_that_did_not_stream_is_rendered_too(assistant: Assistant, fak
 
 
 def test_an_error_after_part_of_an_answer_ends_the_live_region(assistant: Assistant, fake_model: FakeModel):
-    from bot.model import ModelError, Reply
+    from bot.claude.model import ModelError, Reply
 
     class Failing(FakeModel):
         async def complete(self, *, on_text=None, **kw) -> Reply:
