@@ -1,7 +1,12 @@
 """Start-up: how soon the terminal chat shows its prompt and the bot polls Telegram.
 
-- terminal: ``python -m bot chat`` on a pseudo-terminal; the time from spawning the process to
-  the prompt ``> `` on the screen, then ``/quit`` and the time to exit;
+- terminal: ``python -m bot chat`` on a pseudo-terminal (``TERM=xterm-256color``, 80x24, so answers
+  are rendered); the time from spawning the process to the prompt ``> `` on the screen, then
+  ``/quit`` and the time to exit;
+- terminal: the first answer, a question typed the moment the prompt appears, against the fake
+  Anthropic server (answering at once, in Markdown with a code block): the time from typing it to
+  the prompt coming back after the rendered answer (the SDK and the renderer are still being
+  imported in the background then: the worst case of lazy imports);
 - bot: ``python -m bot`` against the fake Telegram and Anthropic servers on 127.0.0.1; the time
   from spawning the process to its first ``getUpdates`` call arriving at the fake;
 - bot: the time to its first answer, the question waiting when it first polls (the fake model
@@ -18,17 +23,20 @@ Medians of ``--runs`` runs. Targets: prompt within 0.5 s, first getUpdates withi
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import pty
 import select
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
-from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic, Text
 from tests.fakes.telegram_server import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,12 +47,61 @@ def base_env(data: Path, root: Path = ROOT) -> dict[str, str]:
     return {**keep, "PYTHONPATH": str(root), "ANTHROPIC_API_KEY": "sk-ant-bench", "DATA_DIR": str(data)}
 
 
+ANSWER = "**민수**님, 이렇게 해요:\n\n```python\nprint('안녕')\n```\n\n- 하나\n- 둘\n"
+
+
+def terminal_env(data: Path, root: Path, **extra: str) -> dict[str, str]:
+    return {**base_env(data, root), "TERM": "xterm-256color", **extra}
+
+
+def open_terminal() -> tuple[int, int]:
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    return master, slave
+
+
+def read_until(master: int, seen: bytearray, done: object, what: str) -> None:
+    while not done(bytes(seen)):  # type: ignore[operator]
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            raise RuntimeError(f"no {what}; screen: {bytes(seen)!r}")
+        seen += os.read(master, 4096)
+
+
+def terminal_answer_once(data: Path, root: Path = ROOT) -> float:
+    """Seconds from typing the first question at the prompt to the prompt after its rendered answer."""
+    with FakeAnthropic() as anthropic:
+        anthropic.default = lambda body: Text(ANSWER)
+        master, slave = open_terminal()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, cwd=root,
+            env=terminal_env(data, root, ANTHROPIC_BASE_URL=anthropic.url),
+        )  # fmt: skip
+        os.close(slave)
+        seen = bytearray()
+        try:
+            read_until(master, seen, lambda s: s.count(b"> ") >= 1, "prompt")
+            os.write(master, "보여줘\r".encode())
+            t0 = time.monotonic()
+            read_until(master, seen, lambda s: s.count(b"> ") >= 2, "answer")
+            took = time.monotonic() - t0
+            if "이렇게 해요".encode() not in seen:
+                raise RuntimeError(f"no answer; screen: {bytes(seen)!r}")
+            os.write(master, b"\x04")
+            proc.wait(30)
+            return took
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
+
+
 def terminal_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
     """(seconds to the prompt, seconds to exit after /quit was typed at it)."""
-    master, slave = pty.openpty()
+    master, slave = open_terminal()
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=base_env(data, root),
+        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=terminal_env(data, root),
         cwd=root,
     )
     os.close(slave)
@@ -110,19 +167,28 @@ def import_anthropic() -> float:
     return time.monotonic() - t0
 
 
-def measure(root: Path, runs: int) -> tuple[float, float, float, float]:
-    """Medians of (start to prompt, /quit to exit, start to first getUpdates, start to first answer)."""
-    prompts, quits, polls, answers = [], [], [], []
+def measure(root: Path, runs: int) -> tuple[float, float, float, float, float]:
+    """Medians of (start to prompt, /quit to exit, start to first getUpdates, start to first answer,
+    first terminal answer)."""
+    prompts, quits, polls, answers, firsts = [], [], [], [], []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             prompt, quit_ = terminal_once(Path(tmp), root)
             prompts.append(prompt)
             quits.append(quit_)
         with tempfile.TemporaryDirectory() as tmp:
+            firsts.append(terminal_answer_once(Path(tmp), root))
+        with tempfile.TemporaryDirectory() as tmp:
             poll, answer = bot_once(Path(tmp), root)
             polls.append(poll)
             answers.append(answer)
-    return statistics.median(prompts), statistics.median(quits), statistics.median(polls), statistics.median(answers)
+    return (
+        statistics.median(prompts),
+        statistics.median(quits),
+        statistics.median(polls),
+        statistics.median(answers),
+        statistics.median(firsts),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,13 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another checkout to measure in the same run")
     args = parser.parse_args(argv)
-    p, q, g, a = measure(ROOT, args.runs)
+    p, q, g, a, f = measure(ROOT, args.runs)
     base = measure(args.baseline.resolve(), args.runs) if args.baseline else None
     i = statistics.median(import_anthropic() for _ in range(args.runs))
     print(f"medians of {args.runs} runs (s); the machine has {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     head = f"{'what':<36} {'this':>6} {'target':>7}"
     print(head + (f" {'baseline':>9} {'× base':>7}" if base else ""))
     rows = (("terminal chat: start to prompt", p, 0.5, 0), ("terminal chat: /quit to exit", q, None, 1),
+            ("terminal chat: first answer", f, None, 4),
             ("bot: start to first getUpdates", g, 1.5, 2), ("bot: start to first answer", a, None, 3))  # fmt: skip
     for name, value, target, k in rows:
         line = f"{name:<36} {value:>6.2f} {target if target else '':>7}"

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from bot.claude.model import ModelError, TextCallback
+from bot.cli_render import AnswerView, Renderer, wants_rendering
+from bot.cli_render import prewarm as prewarm_renderer
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.reminders import pending_lines, reminders_text
 from bot.commands.search import search_text
@@ -177,7 +179,8 @@ class ChatSession:
 
     ``out`` receives answers and command output, ``err`` one-line error messages. With
     ``interactive`` the prompt and a goodbye are shown; with ``catch_sigint`` Ctrl-C during
-    an answer cancels it (needs the main thread).
+    an answer cancels it (needs the main thread). With a ``renderer`` answers are rendered
+    (Markdown in a terminal, bot/cli_render.py); without, their text is written as it comes.
     """
 
     def __init__(
@@ -191,8 +194,11 @@ class ChatSession:
         interactive: bool = False,
         catch_sigint: bool = False,
         reminders: ReminderStore | None = None,
+        renderer: Renderer | None = None,
     ) -> None:
         self.assistant = assistant
+        self.renderer = renderer
+        self._view: AnswerView | None = None  # the answer being rendered
         self.reminders = reminders
         self.chat_id = check_chat_id(chat_id)
         self.out = out
@@ -221,6 +227,9 @@ class ChatSession:
         self.err.flush()
 
     def _end_line(self) -> None:
+        if self._view is not None:  # anything else printed ends the answer being rendered
+            view, self._view = self._view, None
+            view.close()
         if self._midline:
             self.out.write("\n")
             self.out.flush()
@@ -228,6 +237,12 @@ class ChatSession:
 
     async def _on_text(self, delta: str) -> None:
         if not delta:
+            return
+        if self.renderer is not None:
+            if self._view is None:
+                self._view = self.renderer.start()
+            self._view.feed(delta)
+            self._streamed = True
             return
         self.out.write(delta)
         self.out.flush()
@@ -425,7 +440,9 @@ class ChatSession:
             self.error(f"{error_text('internal', self.lang)} ({type(e).__name__})")
             return
         self._cancelled = self._failed = None
-        if not self._streamed:
+        if not self._streamed and self.renderer is not None:
+            await self._on_text(answer.text)
+        elif not self._streamed:
             self.out.write(answer.text)
             self._midline = not answer.text.endswith("\n")
         self._end_line()
@@ -559,6 +576,12 @@ def _parser() -> argparse.ArgumentParser:
         f"or any name of letters, digits, '_' and '-' (default: {DEFAULT_CHAT})",
     )
     parser.add_argument("--data-dir", metavar="DIR", help="where the memory lives (default: $DATA_DIR or ./data)")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="print answers as the raw Markdown text, as on a pipe (default in a terminal: rendered, "
+        "unless NO_COLOR is set or TERM=dumb)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show log messages on stderr")
     return parser
 
@@ -613,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     prewarm()  # the SDK is imported while the user types the first question
     try:
-        return _run_session(assistant, chat_id, settings, reminders)
+        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain)
     finally:
         try:
             ledger.close()
@@ -621,8 +644,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
 
 
-def _run_session(assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore) -> int:
+def _run_session(
+    assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore, *, plain: bool = False
+) -> int:
     interactive = sys.stdin.isatty()
+    renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
+    if renderer is not None:
+        prewarm_renderer()  # rich is imported while the user types the first question
     session = ChatSession(
         assistant,
         chat_id,
@@ -632,6 +660,7 @@ def _run_session(assistant: Assistant, chat_id: str, settings: Settings, reminde
         interactive=interactive,
         catch_sigint=True,
         reminders=reminders,
+        renderer=renderer,
     )
     if not interactive:
         return session.run(stream_reader(sys.stdin))
