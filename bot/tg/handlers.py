@@ -20,7 +20,7 @@ from typing import Any
 from telegram import Chat, Message, Update
 from telegram.constants import ChatAction
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackContext, ContextTypes
 
 from bot.ask import Answer, Assistant, NothingToRetry, Question
 from bot.config import Settings
@@ -28,6 +28,7 @@ from bot.model import ModelError, TextCallback
 from bot.texts import error_text, lang_of, t
 from bot.tg import documents, photos
 from bot.tg.groups import is_for_bot, is_group, strip_mention
+from bot.tg.ratelimit import BestEffort
 from bot.tg.references import reference_of, thread_meta, with_reference
 from bot.tg.send import Target, send_plain
 from bot.tg.stream import ReplyStream
@@ -73,6 +74,51 @@ async def reply(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -
     message = update.effective_message
     if message is not None:
         await send_plain(context.bot, target_for(message), text)
+
+
+NOTICE_WAIT = 30.0  # seconds a background notice may wait for spare capacity before it is dropped
+
+
+def reply_later(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str, *, spare_only: bool = True) -> None:
+    """Send one of the bot's own texts in the background: never awaited, so it holds nothing up.
+
+    ``spare_only`` (a stranger's refusal): only with spare flood capacity, dropped when there is no
+    room within NOTICE_WAIT seconds. Otherwise it takes its turn in the chat's queue like any reply.
+    """
+    message = update.effective_message
+    if message is None:
+        return
+    limit = BestEffort(max_wait=NOTICE_WAIT) if spare_only else None
+
+    async def send() -> None:
+        try:
+            await send_plain(context.bot, target_for(message), text, rate_limit_args=limit)
+        except TelegramError as e:  # Dropped included: a notice is worth no wait
+            log.info("chat %s: a notice was not sent (%s)", message.chat.id, e)
+
+    context.application.create_task(send(), update=update, name="notice")
+
+
+def backlog_full(application: Application, update: object) -> None:  # type: ignore[type-arg]
+    """A chat's lane is full (bot/tg/lanes.py): tell an allowed sender, once, that this message was skipped.
+
+    Strangers and group chatter not for the bot hear nothing. Not awaited: the notice takes its turn
+    in the chat's own queue.
+    """
+    from bot.tg.access import guard  # that module builds on this one
+
+    if not isinstance(update, Update):
+        return
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None or user.is_bot:
+        return
+    context = CallbackContext.from_update(update, application)
+    group = is_group(message.chat)
+    if group and not is_for_bot(message, application.bot.username, application.bot.id):
+        return
+    if not guard(context).access.chat_allowed(message.chat.id, user.id, group=group):
+        return
+    reply_later(update, context, t("busy.dropped", lang_for(update)), spare_only=False)
 
 
 @contextlib.asynccontextmanager
