@@ -70,3 +70,19 @@ def test_an_allowed_users_burst_waits_in_its_own_chat_and_its_backlog_is_bounded
     assert answers == [f"echo: q{i}" for i in range(kept)]  # the first ones, in order
     assert bot.stop() == 0
     assert len(fake_telegram.sent(USER)) == 1 + kept  # the rest were dropped, not queued without end
+
+
+def test_files_from_a_user_over_the_daily_limit_are_not_even_downloaded(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+):
+    bot = start_bot(ALLOWED_USERS=f"{OWNER},{USER}", OWNER_ID=str(OWNER), DAILY_MESSAGE_LIMIT="1")
+    fake_telegram.send_text(USER, "하나")
+    assert fake_telegram.wait_sent(USER) == ["echo: 하나"]  # today's one message
+    for i in range(5):
+        fake_telegram.send_document(USER, f"doc{i}", b"%PDF-1.4 not read", f"r{i}.pdf", "application/pdf")
+    fake_telegram.send_photo(USER, "ph1", b"\xff\xd8\xff not decoded", caption="이거 봐")
+    refusals = fake_telegram.wait_sent(USER, 7)[1:]
+    assert len(refusals) == 6 and all(r == refusals[0] for r in refusals) and "1" in refusals[0]
+    assert bot.stop() == 0
+    assert fake_telegram.calls_of("getFile") == []  # nothing downloaded, nothing decoded
+    assert len(fake_anthropic.requests) == 1

@@ -186,6 +186,27 @@ async def admit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     return False
 
 
+async def within_limits(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Before any download or decode: True unless the sender is over today's limits (then told so).
+
+    Nothing is counted here (``admit`` counts the question once its file could be read).
+    """
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return False
+    g = guard(context)
+    if g.access.is_owner(user.id):
+        return True
+    refusal = g.limits.over(user_key(user.id))
+    if refusal is None:
+        return True
+    log.info("user %s is over the daily %s limit: their file is not downloaded", user.id, refusal.kind)
+    lang = lang_for(update)
+    when = when_text(refusal.resets_at, g.limits.timezone, lang)
+    await reply(update, context, t(f"limit.{refusal.kind}", lang, limit=f"{refusal.limit:,}", when=when))
+    return False
+
+
 async def may_manage(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """In groups only the owner or an administrator may /reset or /forget; private chats always may."""
     message, user = update.effective_message, update.effective_user

@@ -266,35 +266,55 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await answer_question(update, context, question)
 
 
+async def fetchable(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """True if a file may be downloaded now: the sender is not over today's limits (nothing counted yet)."""
+    from bot.tg.access import within_limits
+
+    return await within_limits(update, context)
+
+
+@contextlib.asynccontextmanager
+async def file_turn(update: Update, context: ContextTypes.DEFAULT_TYPE) -> AsyncIterator[None]:
+    """A file is downloaded, read and answered in its chat's turn (the lock, re-entered by ``respond``):
+    a chat holds one file in memory at a time, however many it sends at once."""
+    async with services(context).chat_lock(update.effective_message.chat.id):  # type: ignore[union-attr]
+        yield
+
+
 async def answer_image(
     update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str
 ) -> None:
     """Download an image, send it to Claude with its caption; store only the caption and the file_id.
 
-    An image that cannot go to Claude (over Telegram's download limit, too many pixels,
-    unreadable) gets a clear reply before any model call, and nothing is stored.
+    The daily limits are checked before anything is downloaded. An image that cannot go to Claude
+    (over Telegram's download limit, too many pixels, unreadable) gets a clear reply before any
+    model call, and nothing is stored.
     """
     lang = lang_for(update)
-    try:
-        block = await photos.fetch_block(context.bot, file_id, size)
-    except photos.PhotoTooBig:
-        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+    if not await fetchable(update, context):
         return
-    except photos.TooManyPixels:
-        await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
-        return
-    except photos.UnreadableImage as e:
-        log.info("could not read an image (%s)", e)
-        await reply(update, context, t("photo.unreadable", lang))
-        return
-    except TelegramError as e:
-        log.warning("could not download a photo: %s", e)
-        await reply(update, context, t("photo.failed", lang))
-        return
-    if not await admitted(update, context):
-        return
-    question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
-    await answer_question(update, context, question)
+    async with file_turn(update, context):
+        try:
+            block = await photos.fetch_block(context.bot, file_id, size)
+        except photos.PhotoTooBig:
+            await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+            return
+        except photos.TooManyPixels:
+            await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
+            return
+        except photos.UnreadableImage as e:
+            log.info("could not read an image (%s)", e)
+            await reply(update, context, t("photo.unreadable", lang))
+            return
+        except TelegramError as e:
+            log.warning("could not download a photo: %s", e)
+            await reply(update, context, t("photo.failed", lang))
+            return
+        if not await admitted(update, context):
+            return
+        question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
+        del block
+        await answer_question(update, context, question)
 
 
 async def answer_document(
@@ -303,26 +323,31 @@ async def answer_document(
     """Download a PDF or text file and send it to Claude with the caption as the question.
 
     Only a marker (``[문서] name — question``) and the file's id, name, type and size are
-    stored. A file that cannot go to Claude (too big, too many pages, encrypted, unreadable,
-    not text) gets a clear reply before any model call, and nothing is stored.
+    stored. The daily limits are checked before anything is downloaded; a file that cannot go to
+    Claude (too big, too many pages, encrypted, unreadable, not text) gets a clear reply before
+    any model call, and nothing is stored.
     """
     lang = lang_for(update)
-    try:
-        block = await documents.fetch_block(context.bot, doc)
-    except documents.DocumentError as e:
-        log.info("refused a document (%s: %s)", e.code, e)
-        await reply(update, context, t(f"document.{e.code}", lang, **e.fields))
+    if not await fetchable(update, context):
         return
-    except TelegramError as e:
-        log.warning("could not download a document: %s", e)
-        await reply(update, context, t("document.failed", lang))
-        return
-    if not await admitted(update, context):
-        return
-    question_text = caption.strip() or t("document.default_question", lang)
-    stored = documents.stored_text(doc.name, question_text)
-    question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
-    await answer_question(update, context, question)
+    async with file_turn(update, context):
+        try:
+            block = await documents.fetch_block(context.bot, doc)
+        except documents.DocumentError as e:
+            log.info("refused a document (%s: %s)", e.code, e)
+            await reply(update, context, t(f"document.{e.code}", lang, **e.fields))
+            return
+        except TelegramError as e:
+            log.warning("could not download a document: %s", e)
+            await reply(update, context, t("document.failed", lang))
+            return
+        if not await admitted(update, context):
+            return
+        question_text = caption.strip() or t("document.default_question", lang)
+        stored = documents.stored_text(doc.name, question_text)
+        question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
+        del block
+        await answer_question(update, context, question)
 
 
 async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
