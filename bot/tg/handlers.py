@@ -93,7 +93,7 @@ def reply_later(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str, *
     async def send() -> None:
         try:
             await send_plain(context.bot, target_for(message), text, rate_limit_args=limit)
-        except TelegramError as e:  # Dropped included: a notice is worth no wait
+        except Exception as e:  # Dropped included (a notice is worth no wait), or the bot already stopping
             log.info("chat %s: a notice was not sent (%s)", message.chat.id, e)
 
     context.application.create_task(send(), update=update, name="notice")
