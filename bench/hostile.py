@@ -124,13 +124,15 @@ def allowed_burst(tg: FakeTelegram, n: int) -> None:
         tg.send_text(ALLOWED, f"burst {i}")
 
 
-def answer_time_part(code: Path, label: str, asks: int, latency: float) -> list[tuple[str, float, float, float]]:
+def answer_time_part(
+    code: Path, label: str, asks: int, latency: float, flood: int = 1000, burst: int = 100
+) -> list[tuple[str, float, float, float]]:
     """Rows (scenario, median seconds, max seconds, peak MB) for one checkout."""
     scenarios: list[tuple[str, Callable[[FakeTelegram], None] | None]] = [
         ("quiet", None),
-        ("stranger: 1,000 in private", lambda tg: stranger_private(tg, 1000)),
-        ("stranger: 1,000 in own group", lambda tg: stranger_group(tg, 1000)),
-        ("allowed user: 100 at once", lambda tg: allowed_burst(tg, 100)),
+        (f"stranger: {flood:,} in private", lambda tg: stranger_private(tg, flood)),
+        (f"stranger: {flood:,} in own group", lambda tg: stranger_group(tg, flood)),
+        (f"allowed user: {burst:,} at once", lambda tg: allowed_burst(tg, burst)),
     ]
     rows = []
     for name, flood in scenarios:
@@ -300,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--part", choices=("both", "answer-time", "mixed"), default="both")
     ap.add_argument("--asks", type=int, default=10)
     ap.add_argument("--latency", type=float, default=0.5, help="seconds the model takes per answer")
+    ap.add_argument("--flood", type=int, default=1000, help="a stranger's messages in part 1")
+    ap.add_argument("--burst", type=int, default=100, help="an allowed user's messages at once in part 1")
     ap.add_argument("--updates", type=int, default=10_000)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--baseline", type=Path, help="another checkout (e.g. /work/main): part 1 there too")
@@ -311,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nthe owner's answer time, {args.asks} questions one after another, model {args.latency:g} s")
         print(f"{'checkout':<10}{'scenario':<32}{'median s':>9}{'max s':>8}{'× quiet':>9}{'peak MB':>9}")
         for name, code in codes:
-            rows = answer_time_part(code, name, args.asks, args.latency)
+            rows = answer_time_part(code, name, args.asks, args.latency, args.flood, args.burst)
             quiet = rows[0][1]
             for scenario, med, mx, hwm in rows:
                 print(f"{name:<10}{scenario:<32}{med:>9.2f}{mx:>8.2f}{med / quiet:>9.2f}{hwm:>9.0f}")
