@@ -111,10 +111,6 @@ class Bucket:
         missing = need - self.level(now)
         return 0.0 if missing <= EPS else missing / self.rate + EPS
 
-    def set_rate(self, rate: float, now: float) -> None:
-        self.level(now)
-        self.rate = rate
-
 
 class Window:
     """At most ``limit`` messages in any ``period`` seconds, in the strictest reading.
