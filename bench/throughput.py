@@ -1,6 +1,6 @@
 """Throughput of the real bot under Telegram's flood limits, and the first preview at low load.
 
-Starts the fake Telegram with flood control on (about 30 counted calls a second in all, about one a
+Starts the fake Telegram with strict flood control on (never more than 30 counted calls in any one second, about one a
 second per private chat, 20 a minute per group; a 429 with ``retry_after`` beyond), a fake Anthropic
 whose answers take ``--latency`` seconds, and the real ``python -m bot`` as a subprocess. Then
 ``--chats`` private chats send ``--messages`` messages each, all queued at once, and the clock runs
@@ -172,7 +172,7 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
     """``chats`` × ``messages`` questions queued at once; seconds until every final reply arrived."""
     with tempfile.TemporaryDirectory() as tmp, Recording() as tg, FakeAnthropic() as model:
         assert isinstance(tg, Recording) and isinstance(model, FakeAnthropic)
-        tg.flood = FloodControl(per_second=PER_SECOND, burst=PER_SECOND)
+        tg.flood = FloodControl(per_second=PER_SECOND, strict=True)
         tg.expected = chats * messages
         model.default = reply_script(latency)
         ids = [1_000_000 + c for c in range(chats)]
@@ -220,7 +220,7 @@ def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
     """A few chats, the model streaming at once: seconds from each question to its first visible text."""
     with tempfile.TemporaryDirectory() as tmp, Recording() as tg, FakeAnthropic() as model:
         assert isinstance(tg, Recording) and isinstance(model, FakeAnthropic)
-        tg.flood = FloodControl(per_second=PER_SECOND, burst=PER_SECOND)
+        tg.flood = FloodControl(per_second=PER_SECOND, strict=True)
         model.default = lambda body: Text(answer_to(last_user_text(body)) * 4, chunk=12, chunk_delay=0.05)
         latencies: list[float] = []
 

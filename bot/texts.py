@@ -58,11 +58,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "🔒 This bot is private.\nYour Telegram user id: {user_id}\n"
         "To use it, send this number to the bot's owner.",
     },
-    "not_allowed.group": {
-        "ko": "🔒 이 봇은 비공개예요. 당신의 텔레그램 사용자 ID: {user_id}\n"
-        "봇 주인이 이 그룹에서 /allow 를 보내면 그룹의 모두가 쓸 수 있어요.",
-        "en": "🔒 This bot is private. Your Telegram user id: {user_id}\n"
-        "If the bot's owner sends /allow in this group, everyone here can use it.",
+    "busy.dropped": {
+        "ko": "⏳ 아직 앞의 메시지들을 처리하고 있어서 이 메시지는 건너뛰었어요. 답을 받은 뒤에 다시 보내 주세요.",
+        "en": "⏳ I'm still working through your earlier messages, so I skipped this one. "
+        "Please send it again once I've answered.",
     },
     "text_only": {
         "ko": "지금은 글(텍스트), 사진, PDF와 텍스트 파일만 이해할 수 있어요. 내용을 글로 보내 주세요.",

@@ -126,3 +126,19 @@ def test_the_file_is_private_and_a_bad_one_is_refused_untouched(data_dir, clock)
             AccessStore(data_dir).load()
         assert "access.json" in str(e.value) and "\n" not in str(e.value)
         assert path.read_text() == bad  # never overwritten
+
+
+def test_a_stranger_is_told_at_most_once_in_five_minutes_and_at_once_after_losing_access(data_dir, clock):
+    access = make(data_dir, clock)
+    assert access.tell_stranger(7)
+    assert not access.tell_stranger(7)
+    assert access.tell_stranger(8)  # someone else
+    clock.advance(minutes=4, seconds=59)
+    assert not access.tell_stranger(7)
+    clock.advance(seconds=1)
+    assert access.tell_stranger(7)
+    access.forget_told(7)  # was allowed meanwhile; denied again later: told at once
+    assert access.tell_stranger(7)
+    for uid in range(10_000, 12_000):  # memory stays bounded
+        access.tell_stranger(uid)
+    assert len(access._told) <= 1000

@@ -103,6 +103,9 @@ def test_compose_file():
     assert bot["stop_signal"] == "SIGTERM" and bot["stop_grace_period"] == "60s"
     assert bot["read_only"] is True and "/tmp" in bot["tmpfs"]  # the heartbeat goes to /tmp
     assert "ports" not in bot  # long polling needs none; webhook mode documents how to publish one
+    # bounded memory: a flood of huge files or a leak stops this container, not the host
+    assert bot["mem_limit"] == "512m" and bot["memswap_limit"] == bot["mem_limit"]
+    assert 0 < bot["pids_limit"] <= 1024
 
 
 # -- systemd --------------------------------------------------------------------------------------------------
@@ -125,6 +128,8 @@ def test_unit_runs_hardened_as_its_own_user():
         assert o[key] == [value]
     assert o["PrivateTmp"] == ["yes"]
     assert "DATA_DIR=/var/lib/memory-assistant" in o["Environment"]
+    assert o["MemoryMax"] == ["512M"] and o["MemoryHigh"] == ["384M"] and o["MemorySwapMax"] == ["0"]
+    assert o["TasksMax"] == ["256"]
 
 
 def systemd_analyze() -> str:

@@ -127,3 +127,30 @@ def test_the_fake_api_answers_413_over_32_mb_and_accepts_a_20_mb_pdf_request(fak
     assert documents.check_pdf(padded)["type"] == "document"
     response = post(base64.b64encode(padded).decode())
     assert response.status_code == 200, response.text
+
+
+def deep_page_tree_pdf(depth: int) -> bytes:
+    """A one-page PDF whose page tree is ``depth`` /Pages nodes deep (a stranger's file could be)."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for i in range(depth):
+        parent = f"/Parent {i + 1} 0 R " if i else ""
+        objs.append(f"<< /Type /Pages {parent}/Kids [{i + 3} 0 R] /Count 1 >>".encode())
+    objs.append(f"<< /Type /Page /Parent {depth + 1} 0 R /MediaBox [0 0 10 10] >>".encode())
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, start=1):
+        offsets.append(out.tell())
+        out.write(f"{n} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode())
+    out.write(b"".join(f"{off:010d} 00000 n \n".encode() for off in offsets))
+    out.write(f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
+def test_a_page_tree_past_pypdfs_limits_is_refused_as_unreadable():
+    assert documents.pdf_pages(deep_page_tree_pdf(3)) == 1
+    for depth in (150, 20_000):  # deeper than pypdf's page_tree_maximum_depth, and than Python's recursion
+        with pytest.raises(documents.Unreadable, match="LimitReachedError"):
+            documents.pdf_pages(deep_page_tree_pdf(depth))

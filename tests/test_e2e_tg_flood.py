@@ -35,7 +35,7 @@ def test_a_429_on_a_preview_delays_no_final_answer(
 def test_under_flood_control_every_reply_arrives_in_order(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
-    fake_telegram.flood = FloodControl()  # 30 a second in all, ~1 a second per private chat
+    fake_telegram.flood = FloodControl(strict=True)  # never 31 in any one second, ~1 a second per private chat
     fake_anthropic.default = lambda body: Text(f"re: {last_user_text(body)}", chunk=4, chunk_delay=0.01)
     start_bot()
     chats = [9000 + i for i in range(40)]
@@ -46,3 +46,4 @@ def test_under_flood_control_every_reply_arrives_in_order(
         assert fake_telegram.wait_sent(chat, 3, timeout=60) == [f"re: {chat} m{i}" for i in range(3)]
     finals = [c for c in fake_telegram.calls_of("sendMessage") if not c.params.get("_failed")]
     assert len(finals) == 120
+    assert fake_telegram.flood.refused_by.get("all", 0) == 0  # the bot's own budget is never exceeded

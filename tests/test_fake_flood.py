@@ -45,3 +45,14 @@ def test_a_group_gets_20_messages_a_minute():
     assert flood.check("editMessageText", -100) == 1
     clock.now += 0.5
     assert flood.check("editMessageText", -100) == 0
+
+
+def test_strict_never_more_than_30_in_any_one_second():
+    clock = Clock()
+    flood = FloodControl(clock=clock, strict=True)
+    assert [flood.check("sendMessage", 1000 + i) for i in range(30)] == [0] * 30
+    clock.now += 0.5
+    assert flood.check("sendMessage", 2000) == 1  # no refill within the second
+    clock.now += 0.5
+    assert [flood.check("sendMessage", 3000 + i) for i in range(30)] == [0] * 30  # a second later, 30 again
+    assert flood.check("sendMessage", 4000) == 1

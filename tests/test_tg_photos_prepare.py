@@ -162,3 +162,14 @@ def test_the_fake_api_refuses_what_the_real_one_refuses():
     )
     at_limit = {"type": "base64", "media_type": "image/png", "data": "A" * MAX_IMAGE_BASE64}
     assert request_error(at_limit) == "Could not process image"  # not "exceeds": the limit itself is allowed
+
+
+def test_the_reviews_7000_by_7000_png_is_refused_before_decoding_and_a_big_jpeg_is_decoded_small():
+    png = encode(Image.new("RGB", (7000, 7000), "white"), "PNG")  # 49 megapixels: ~200 MB if decoded
+    with pytest.raises(photos.TooManyPixels):
+        photos.prepare(png)
+    with pytest.raises(photos.TooManyPixels):  # Anthropic refuses sides over 8000 px
+        photos.prepare(encode(Image.new("RGB", (8200, 100), "white"), "PNG"))
+    jpeg = encode(Image.new("RGB", (7000, 7000), "white"), "JPEG")  # a JPEG is decoded at a reduced scale
+    data, media = photos.prepare(jpeg)
+    assert media == "image/jpeg" and max(Image.open(io.BytesIO(data)).size) == photos.MAX_SIDE

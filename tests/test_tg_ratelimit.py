@@ -109,16 +109,16 @@ def retry_after(seconds: int) -> RetryAfter:
 
 
 async def test_finals_go_first_and_previews_without_spare_capacity_are_dropped():
-    clock, limiter, wire = make(per_second=2, burst=3)
+    clock, limiter, wire = make(per_second=3)
     finals = [wire.call("sendMessage", 100 + i, f"f{i}") for i in range(3)]
     previews = [wire.call("sendMessageDraft", 2000 + i, f"p{i}", BestEffort(max_wait=1.2)) for i in range(2)]
     finals += [wire.call("sendMessage", 200 + i, f"f{i}") for i in range(3, 5)]
     await settle()
     assert wire.tags() == ["f0", "f1", "f2"]
-    await clock.advance(0.51)
-    assert wire.tags() == ["f0", "f1", "f2", "f3"]  # one more every 1/2 s, to the finals that came later
-    await clock.advance(0.5)
-    assert wire.tags() == ["f0", "f1", "f2", "f3", "f4"]
+    await clock.advance(0.99)
+    assert wire.tags() == ["f0", "f1", "f2"]  # 3 in any one second
+    await clock.advance(0.02)
+    assert wire.tags() == ["f0", "f1", "f2", "f3", "f4"]  # the finals that came later, before the previews
     await clock.advance(0.2)
     for p in previews:  # never sent: by their deadline the budget had not been spare once
         with pytest.raises(Dropped):
@@ -137,16 +137,16 @@ async def test_a_preview_goes_at_once_when_capacity_is_spare():
 
 
 async def test_previews_leave_the_budget_finals_need():
-    clock, limiter, wire = make(per_second=10, burst=10)  # best effort only while the level is ≥ 8 of 10
+    clock, limiter, wire = make(per_second=10)  # best effort only while at most 2 went in the last second
     for i in range(3):
-        wire.call("sendMessage", 100 + i, f"f{i}")  # level 10 → 7
+        wire.call("sendMessage", 100 + i, f"f{i}")
     preview = wire.call("sendMessageDraft", PRIVATE, "p", BestEffort(max_wait=5))
     await settle()
     assert wire.tags() == ["f0", "f1", "f2"]
-    await clock.advance(0.05)
-    assert "p" not in wire.tags()  # level 7.5
-    await clock.advance(0.1)
-    assert wire.tags()[-1] == "p"  # level 8: spare again
+    await clock.advance(0.99)
+    assert "p" not in wire.tags()  # 3 of 10 used
+    await clock.advance(0.02)
+    assert wire.tags()[-1] == "p"  # a second later: spare again
     await done(preview)
 
 
@@ -216,7 +216,7 @@ async def test_retry_after_on_a_preview_pauses_that_chats_previews_but_never_its
 
 
 async def test_a_waiting_preview_is_dropped_when_a_final_of_its_chat_comes():
-    clock, limiter, wire = make(per_second=10, burst=10)
+    clock, limiter, wire = make(per_second=10)
     for i in range(3):
         wire.call("sendMessage", 100 + i, f"f{i}")  # no spare capacity for a while
     preview = wire.call("sendMessageDraft", PRIVATE, "stale", BestEffort(max_wait=5))
@@ -230,7 +230,7 @@ async def test_a_waiting_preview_is_dropped_when_a_final_of_its_chat_comes():
 
 
 async def test_a_cancelled_request_leaves_the_queue_and_the_chat():
-    clock, limiter, wire = make(per_second=1, burst=1)
+    clock, limiter, wire = make(per_second=1)
     wire.call("sendMessage", OTHER, "first")
     waiting = wire.call("sendMessage", PRIVATE, "cancelled")
     after = wire.call("sendMessage", PRIVATE, "after")
@@ -243,7 +243,7 @@ async def test_a_cancelled_request_leaves_the_queue_and_the_chat():
 
 
 async def test_chat_actions_do_not_wait_behind_a_chats_messages_nor_take_their_budget():
-    clock, limiter, wire = make(per_second=1, burst=10)
+    clock, limiter, wire = make(per_second=10)
     wire.hold["a"] = asyncio.Event()
     wire.call("sendMessage", PRIVATE, "a")
     action = wire.call("sendChatAction", PRIVATE, "typing")
@@ -258,7 +258,7 @@ async def test_chat_actions_do_not_wait_behind_a_chats_messages_nor_take_their_b
 
 
 async def test_chat_actions_are_dropped_under_load():
-    clock, limiter, wire = make(per_second=2, burst=2)
+    clock, limiter, wire = make(per_second=2)
     finals = [wire.call("sendMessage", 100 + i, f"f{i}") for i in range(6)]
     action = wire.call("sendChatAction", PRIVATE, "typing")
     await clock.advance(1.5)
@@ -270,7 +270,7 @@ async def test_chat_actions_are_dropped_under_load():
 
 
 async def test_calls_without_a_chat_pass_straight_through():
-    clock, limiter, wire = make(per_second=1, burst=1)
+    clock, limiter, wire = make(per_second=1)
     wire.call("sendMessage", OTHER, "uses the budget")
     wire.call("sendMessage", PRIVATE, "waits")
     me = wire.call("getMe", None, "getMe")
@@ -280,7 +280,7 @@ async def test_calls_without_a_chat_pass_straight_through():
     await done(asyncio.gather(me, chat))
 
 
-async def test_429s_in_several_chats_lower_the_global_rate_and_it_recovers():
+async def test_429s_in_several_chats_lower_the_global_rate_and_it_recovers_within_seconds():
     clock, limiter, wire = make(per_second=30)
     wire.fail["a"], wire.fail["b"], wire.fail["c"] = [retry_after(1)], [retry_after(1)], [retry_after(1)]
     tasks = [wire.call("sendMessage", PRIVATE, "a"), wire.call("sendMessage", OTHER, "b")]
@@ -291,15 +291,38 @@ async def test_429s_in_several_chats_lower_the_global_rate_and_it_recovers():
     assert limiter.rate == pytest.approx(24)  # three chats flooded at once: probably the global limit
     await clock.advance(1.5)
     await done(asyncio.gather(*tasks))
-    await clock.advance(60.0)
     wire.call("sendMessage", GROUP, "later")  # the limiter looks at its rate when it has work
     await settle()
-    assert limiter.rate == pytest.approx(27)  # one step back up per quiet period
-    for _ in range(3):
-        await clock.advance(10.0)
-        wire.call("sendMessage", GROUP, "later")
-        await settle()
-    assert limiter.rate == pytest.approx(30)
+    assert limiter.rate == pytest.approx(27)  # a tenth back for every quiet second
+    await clock.advance(1.0)
+    wire.call("sendMessage", GROUP + 1, "later")
+    await settle()
+    assert limiter.rate == pytest.approx(30)  # full rate two seconds after the 429s
+
+
+async def test_a_burst_never_puts_more_than_30_in_any_second_and_then_goes_at_30_a_second():
+    clock, limiter, wire = make()
+    tasks = [wire.call("sendMessage", 10_000 + i, f"m{i}") for i in range(300)]
+    await clock.advance(9.95)
+    times = sorted(t for t, *_ in wire.sent)
+    assert max(sum(1 for t in times if start <= t < start + 1.0) for start in times) == 30
+    assert len(times) == 300  # 30 at once, then 30 every second: the whole budget, from the start
+    await done(asyncio.gather(*tasks))
+
+
+async def test_a_message_counts_until_a_second_after_its_answer():
+    clock, limiter, wire = make(per_second=1)
+    wire.hold["slow"] = asyncio.Event()
+    wire.call("sendMessage", PRIVATE, "slow")  # Telegram may receive it at any time until it answers
+    later = wire.call("sendMessage", GROUP, "later")
+    await clock.advance(3.0)
+    assert wire.tags() == ["slow"]  # still counted while in flight
+    wire.hold["slow"].set()
+    await clock.advance(0.99)
+    assert wire.tags() == ["slow"]
+    await clock.advance(0.02)
+    assert wire.tags() == ["slow", "later"]
+    await done(later)
 
 
 async def test_a_429_in_one_chat_does_not_lower_the_global_rate():
@@ -324,11 +347,11 @@ async def test_a_final_is_given_up_after_max_retries():
 
 
 async def test_throughput_under_load_stays_at_the_global_rate():
-    clock, limiter, wire = make(per_second=30, burst=20)
-    tasks = [wire.call("sendMessage", 10_000 + i, f"m{i}") for i in range(320)]
+    clock, limiter, wire = make(per_second=30)
+    tasks = [wire.call("sendMessage", 10_000 + i, f"m{i}") for i in range(330)]
     previews = [wire.call("sendMessageDraft", 20_000 + i, f"p{i}", BestEffort()) for i in range(50)]
     await clock.advance(10.01)
-    assert len(wire.sent) == 320  # 20 at once, then 30 a second: 20 + 300 in 10 s
+    assert len(wire.sent) == 330  # 30 at once, then 30 a second: 30 + 300 in 10 s
     assert all(tag.startswith("m") for tag in wire.tags())
     await done(asyncio.gather(*tasks))
     results = await done(asyncio.gather(*previews, return_exceptions=True))

@@ -86,7 +86,7 @@ async def until(condition, seconds: float = 5.0) -> None:
 
 
 async def test_the_answer_does_not_wait_for_a_preview_without_capacity():
-    clock, limiter, bot = limited(per_second=10, burst=10)  # previews need 8 of 10
+    clock, limiter, bot = limited(per_second=10)  # previews need 8 of 10 free in the last second
     await use_up_spare_capacity(bot, 3)
     stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=1.0)
     await stream.feed("Hello")
@@ -99,7 +99,7 @@ async def test_the_answer_does_not_wait_for_a_preview_without_capacity():
 
 
 async def test_a_skipped_preview_is_followed_by_one_with_the_newest_text():
-    clock, limiter, bot = limited(per_second=10, burst=10)
+    clock, limiter, bot = limited(per_second=10)
     await use_up_spare_capacity(bot, 3)
     stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.05)
     await stream.feed("Hel")

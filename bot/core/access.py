@@ -29,6 +29,7 @@ MAX_TRIES = 5
 TRY_WINDOW = timedelta(minutes=10)
 LOCKOUT = timedelta(hours=1)
 MAX_REMEMBERED = 1000  # strangers' names and tries kept in memory at most
+STRANGER_REPLY_EVERY = timedelta(minutes=5)  # a stranger is told "this bot is private" at most this often
 
 
 def utc_now() -> datetime:
@@ -139,6 +140,7 @@ class Access:
         # the code exists only while no owner is known; wrong tries are remembered either way
         self.pairing = Pairing(now, None if self.owner is not None else new_code())
         self._seen: OrderedDict[int, Person] = OrderedDict()  # refused people, for a later /allow
+        self._told: OrderedDict[int, datetime] = OrderedDict()  # when each stranger was last told
 
     @property
     def owner(self) -> int | None:
@@ -169,6 +171,21 @@ class Access:
         self._seen.pop(person.id, None)
         self._seen[person.id] = person
         _trim(self._seen)
+
+    def tell_stranger(self, user_id: int) -> bool:
+        """True if a refused person should be told (once per STRANGER_REPLY_EVERY); noted as told."""
+        now = self.now()
+        last = self._told.get(user_id)
+        if last is not None and now - last < STRANGER_REPLY_EVERY:
+            return False
+        self._told.pop(user_id, None)
+        self._told[user_id] = now
+        _trim(self._told)
+        return True
+
+    def forget_told(self, user_id: int) -> None:
+        """An allowed person: if they lose access later, they are told at once."""
+        self._told.pop(user_id, None)
 
     def saw_member(self, person: Person) -> bool:
         """Note an allowed person's current names; True if the file should be saved."""

@@ -1,8 +1,9 @@
 """Access and cost in Telegram: the gate, pairing, the owner's commands, daily limits, usage in /stats.
 
 - ``gate`` (what ``handlers.check_allowed`` asks): allowed people pass; in a group also anyone
-  when the owner opened the group. Strangers get one short reply with their id and cost nothing:
-  no model call, no file (their name is kept in memory only, for a later ``/allow``).
+  when the owner opened the group. Strangers cost nothing and hold nothing up: no model call, no
+  file (their name is kept in memory only, for a later ``/allow``); in a private chat one short
+  reply with their id every few minutes at most, sent in the background; in groups silence.
 - ``/start <code>`` pairs the first owner while none is known (``pairing``, called by /start);
   the code was logged once at start (``announce_pairing``).
 - ``/allow``, ``/deny``, ``/users``: the owner's, in private chats and groups.
@@ -32,7 +33,7 @@ from bot.core.ask import Held, Reserve, Spend, SpendSink
 from bot.core.limits import Hold, Limits, OverBudget, user_key, when_text
 from bot.texts import t
 from bot.tg.groups import is_group
-from bot.tg.handlers import lang_for, reply
+from bot.tg.handlers import lang_for, reply, reply_later
 from bot.tools import ToolContext
 from memory.access import AccessFileError, AccessStore
 from memory.reminders import Reminder
@@ -193,7 +194,12 @@ def impersonal(update: Update) -> bool:
 
 
 async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """True if the sender may talk to the bot in this chat; otherwise one short reply (or silence)."""
+    """True if the sender may talk to the bot in this chat; otherwise False at once.
+
+    A stranger costs next to nothing and waits for nothing: in a private chat they are told their
+    id at most once per ``STRANGER_REPLY_EVERY`` (sent in the background, with spare capacity only);
+    in a group nobody opened the bot stays silent.
+    """
     message, user = update.effective_message, update.effective_user
     if message is None or user is None:
         return False
@@ -203,14 +209,20 @@ async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     g = guard(context)
     group = is_group(message.chat)
     if g.access.chat_allowed(message.chat.id, user.id, group=group):
-        if g.access.user_allowed(user.id) and g.access.saw_member(person_of(user)):
-            g.save_soon()
+        if g.access.user_allowed(user.id):
+            g.access.forget_told(user.id)
+            if g.access.saw_member(person_of(user)):
+                g.save_soon()
         return True
     if g.access.ignored(user.id):
         return False  # locked out after wrong pairing codes: not even a reply
     g.access.saw_stranger(person_of(user))
-    log.info("refused user %s in chat %s", user.id, message.chat.id)
-    await reply(update, context, t("not_allowed.group" if group else "not_allowed", lang_for(update), user_id=user.id))
+    if group:
+        log.debug("ignored user %s in group %s (not opened)", user.id, message.chat.id)
+        return False
+    if g.access.tell_stranger(user.id):
+        log.info("refused user %s", user.id)
+        reply_later(update, context, t("not_allowed", lang_for(update), user_id=user.id))
     return False
 
 
@@ -243,6 +255,27 @@ async def is_manager(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: 
     except TelegramError as e:  # unknown: refuse
         log.warning("could not check whether user %s administers chat %s: %s", user_id, chat_id, e)
         return False
+
+
+async def within_limits(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Before any download or decode: True unless the sender is over today's limits (then told so).
+
+    Nothing is counted here (``admit`` counts the question once its file could be read).
+    """
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None:
+        return False
+    g = guard(context)
+    if g.access.is_owner(user.id):
+        return True
+    refusal = g.limits.over(user_key(user.id))
+    if refusal is None:
+        return True
+    log.info("user %s is over the daily %s limit: their file is not downloaded", user.id, refusal.kind)
+    lang = lang_for(update)
+    when = when_text(refusal.resets_at, g.limits.timezone, lang)
+    await reply(update, context, t(f"limit.{refusal.kind}", lang, limit=f"{refusal.limit:,}", when=when))
+    return False
 
 
 async def may_manage(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

@@ -18,6 +18,7 @@ from bot.config import Settings
 from bot.core.ask import Assistant
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers, reminders, webhook
+from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
@@ -72,6 +73,7 @@ def build_application(
         if close is not None:
             await close()
 
+    lanes = ChatLanes()  # each chat's updates in a lane of their own: no chat holds up another
     builder = ApplicationBuilder()
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
@@ -79,12 +81,14 @@ def build_application(
         builder.token(settings.telegram_bot_token)
         .base_url(settings.telegram_base_url)
         .base_file_url(file_base_url(settings.telegram_base_url))
-        .concurrent_updates(64)
+        .concurrent_updates(lanes)
         .rate_limiter(FloodLimiter())  # finals first; previews and chat actions only with spare capacity
         .post_init(post_init)
         .post_shutdown(post_shutdown)
         .build()
     )
+    lanes.application = app
+    lanes.on_overflow = lambda update: handlers.backlog_full(app, update)
     app.bot_data["services"] = handlers.Services(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )

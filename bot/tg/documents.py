@@ -256,13 +256,14 @@ async def fetch_block(bot: Bot, doc: DocInfo) -> dict[str, Any]:
     Raises a DocumentError (too big, too many pages, encrypted, unreadable, not text) or a TelegramError.
     """
     check_size(doc)
-    try:
-        data = await photos.download(bot, doc.file_id, doc.size)
-    except photos.PhotoTooBig:
-        raise TooBig(limit_mb=MAX_DOWNLOAD // (1024 * 1024)) from None
-    if doc.kind == "pdf":
-        return await asyncio.to_thread(check_pdf, data)
-    return await asyncio.to_thread(check_text, doc.name, data)
+    async with photos.file_slot():  # with images: a bounded number of files downloaded and read at once
+        try:
+            data = await photos.download(bot, doc.file_id, doc.size)
+        except photos.PhotoTooBig:
+            raise TooBig(limit_mb=MAX_DOWNLOAD // (1024 * 1024)) from None
+        if doc.kind == "pdf":
+            return await asyncio.to_thread(check_pdf, data)
+        return await asyncio.to_thread(check_text, doc.name, data)
 
 
 def stored_text(name: str, question: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from telegram import Chat, Message, Update
 from telegram.constants import ChatAction
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import Application, CallbackContext, ContextTypes
 
 from bot.claude.model import ModelError, TextCallback
 from bot.config import Settings
@@ -28,6 +28,7 @@ from bot.core.ask import Answer, Assistant, NothingToRetry, Question
 from bot.texts import error_text, lang_of, t
 from bot.tg import documents, photos
 from bot.tg.groups import is_for_bot, is_group, strip_mention
+from bot.tg.ratelimit import BestEffort
 from bot.tg.references import reference_of, thread_meta, with_reference
 from bot.tg.send import Target, send_plain
 from bot.tg.stream import ReplyStream
@@ -73,6 +74,51 @@ async def reply(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -
     message = update.effective_message
     if message is not None:
         await send_plain(context.bot, target_for(message), text)
+
+
+NOTICE_WAIT = 30.0  # seconds a background notice may wait for spare capacity before it is dropped
+
+
+def reply_later(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str, *, spare_only: bool = True) -> None:
+    """Send one of the bot's own texts in the background: never awaited, so it holds nothing up.
+
+    ``spare_only`` (a stranger's refusal): only with spare flood capacity, dropped when there is no
+    room within NOTICE_WAIT seconds. Otherwise it takes its turn in the chat's queue like any reply.
+    """
+    message = update.effective_message
+    if message is None:
+        return
+    limit = BestEffort(max_wait=NOTICE_WAIT) if spare_only else None
+
+    async def send() -> None:
+        try:
+            await send_plain(context.bot, target_for(message), text, rate_limit_args=limit)
+        except Exception as e:  # Dropped included (a notice is worth no wait), or the bot already stopping
+            log.info("chat %s: a notice was not sent (%s)", message.chat.id, e)
+
+    context.application.create_task(send(), update=update, name="notice")
+
+
+def backlog_full(application: Application, update: object) -> None:  # type: ignore[type-arg]
+    """A chat's lane is full (bot/tg/lanes.py): tell an allowed sender, once, that this message was skipped.
+
+    Strangers and group chatter not for the bot hear nothing. Not awaited: the notice takes its turn
+    in the chat's own queue.
+    """
+    from bot.tg.access import guard  # that module builds on this one
+
+    if not isinstance(update, Update):
+        return
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None or user.is_bot:
+        return
+    context = CallbackContext.from_update(update, application)
+    group = is_group(message.chat)
+    if group and not is_for_bot(message, application.bot.username, application.bot.id):
+        return
+    if not guard(context).access.chat_allowed(message.chat.id, user.id, group=group):
+        return
+    reply_later(update, context, t("busy.dropped", lang_for(update)), spare_only=False)
 
 
 @contextlib.asynccontextmanager
@@ -223,35 +269,55 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await answer_question(update, context, question)
 
 
+async def fetchable(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """True if a file may be downloaded now: the sender is not over today's limits (nothing counted yet)."""
+    from bot.tg.access import within_limits
+
+    return await within_limits(update, context)
+
+
+@contextlib.asynccontextmanager
+async def file_turn(update: Update, context: ContextTypes.DEFAULT_TYPE) -> AsyncIterator[None]:
+    """A file is downloaded, read and answered in its chat's turn (the lock, re-entered by ``respond``):
+    a chat holds one file in memory at a time, however many it sends at once."""
+    async with services(context).chat_lock(update.effective_message.chat.id):  # type: ignore[union-attr]
+        yield
+
+
 async def answer_image(
     update: Update, context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, caption: str
 ) -> None:
     """Download an image, send it to Claude with its caption; store only the caption and the file_id.
 
-    An image that cannot go to Claude (over Telegram's download limit, too many pixels,
-    unreadable) gets a clear reply before any model call, and nothing is stored.
+    The daily limits are checked before anything is downloaded. An image that cannot go to Claude
+    (over Telegram's download limit, too many pixels, unreadable) gets a clear reply before any
+    model call, and nothing is stored.
     """
     lang = lang_for(update)
-    try:
-        block = await photos.fetch_block(context.bot, file_id, size)
-    except photos.PhotoTooBig:
-        await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+    if not await fetchable(update, context):
         return
-    except photos.TooManyPixels:
-        await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
-        return
-    except photos.UnreadableImage as e:
-        log.info("could not read an image (%s)", e)
-        await reply(update, context, t("photo.unreadable", lang))
-        return
-    except TelegramError as e:
-        log.warning("could not download a photo: %s", e)
-        await reply(update, context, t("photo.failed", lang))
-        return
-    if not await admitted(update, context):
-        return
-    question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
-    await answer_question(update, context, question)
+    async with file_turn(update, context):
+        try:
+            block = await photos.fetch_block(context.bot, file_id, size)
+        except photos.PhotoTooBig:
+            await reply(update, context, t("photo.too_big", lang, mb=photos.MAX_DOWNLOAD // (1024 * 1024)))
+            return
+        except photos.TooManyPixels:
+            await reply(update, context, t("photo.too_many_pixels", lang, mp=photos.MAX_PIXELS // 1_000_000))
+            return
+        except photos.UnreadableImage as e:
+            log.info("could not read an image (%s)", e)
+            await reply(update, context, t("photo.unreadable", lang))
+            return
+        except TelegramError as e:
+            log.warning("could not download a photo: %s", e)
+            await reply(update, context, t("photo.failed", lang))
+            return
+        if not await admitted(update, context):
+            return
+        question = question_for(update, photos.stored_text(caption), attachments=(block,), meta={"photo": file_id})
+        del block
+        await answer_question(update, context, question)
 
 
 async def answer_document(
@@ -260,26 +326,31 @@ async def answer_document(
     """Download a PDF or text file and send it to Claude with the caption as the question.
 
     Only a marker (``[문서] name — question``) and the file's id, name, type and size are
-    stored. A file that cannot go to Claude (too big, too many pages, encrypted, unreadable,
-    not text) gets a clear reply before any model call, and nothing is stored.
+    stored. The daily limits are checked before anything is downloaded; a file that cannot go to
+    Claude (too big, too many pages, encrypted, unreadable, not text) gets a clear reply before
+    any model call, and nothing is stored.
     """
     lang = lang_for(update)
-    try:
-        block = await documents.fetch_block(context.bot, doc)
-    except documents.DocumentError as e:
-        log.info("refused a document (%s: %s)", e.code, e)
-        await reply(update, context, t(f"document.{e.code}", lang, **e.fields))
+    if not await fetchable(update, context):
         return
-    except TelegramError as e:
-        log.warning("could not download a document: %s", e)
-        await reply(update, context, t("document.failed", lang))
-        return
-    if not await admitted(update, context):
-        return
-    question_text = caption.strip() or t("document.default_question", lang)
-    stored = documents.stored_text(doc.name, question_text)
-    question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
-    await answer_question(update, context, question)
+    async with file_turn(update, context):
+        try:
+            block = await documents.fetch_block(context.bot, doc)
+        except documents.DocumentError as e:
+            log.info("refused a document (%s: %s)", e.code, e)
+            await reply(update, context, t(f"document.{e.code}", lang, **e.fields))
+            return
+        except TelegramError as e:
+            log.warning("could not download a document: %s", e)
+            await reply(update, context, t("document.failed", lang))
+            return
+        if not await admitted(update, context):
+            return
+        question_text = caption.strip() or t("document.default_question", lang)
+        stored = documents.stored_text(doc.name, question_text)
+        question = question_for(update, stored, attachments=(block,), meta={"document": doc.meta()})
+        del block
+        await answer_question(update, context, question)
 
 
 async def on_photo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

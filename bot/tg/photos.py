@@ -4,20 +4,29 @@ Only the Telegram ``file_id`` is stored with the turn, never the image bytes, so
 transcript stays small and readable.
 
 Anthropic takes an image whose *base64 text* is at most 5 MB (5,242,880 characters, so
-about 3.75 MB of bytes) and scales anything larger than about 1568 px on its long side
-down anyway. ``prepare`` decodes every image (an unreadable one is refused before the
-call) and re-encodes only what does not fit: scaled to ``MAX_SIDE``, JPEG for photos,
-PNG for images with transparency or drawn ones (screenshots, GIFs) as long as that fits,
-else JPEG, smaller still until the base64 fits.
+about 3.75 MB of bytes), refuses images over 8000×8000 px, and scales anything larger
+than about 1568 px on its long side down anyway (to about 1.15 megapixels: all Claude
+uses). ``prepare`` decodes every image (an unreadable one is refused before the call)
+and re-encodes only what does not fit: scaled to ``MAX_SIDE``, JPEG for photos, PNG for
+images with transparency or drawn ones (screenshots, GIFs) as long as that fits, else
+JPEG, smaller still until the base64 fits.
+
+Decoding is bounded: the size is read from the header and an image over ``MAX_PIXELS``
+(or a side over ``MAX_INPUT_SIDE``) is refused before any pixel is decoded; a JPEG is
+decoded at a reduced scale (``draft``, at most 8× smaller) so it costs a few megabytes
+whatever its size; other formats are reduced by whole factors first, and at most
+``FILE_SLOTS`` files are downloaded and decoded at once (``file_slot``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import warnings
-from collections.abc import Sequence
+import weakref
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from PIL import Image, ImageOps
@@ -27,7 +36,10 @@ MAX_DOWNLOAD = 20 * 1024 * 1024  # Telegram's Bot API serves files up to 20 MB
 MAX_BASE64 = 5 * 1024 * 1024  # Anthropic's limit, on the base64 text of one image
 MAX_BYTES = MAX_BASE64 // 4 * 3  # the largest image whose base64 fits (3,932,160 bytes)
 MAX_SIDE = 1568  # Claude scales larger images down to about this size anyway
-MAX_PIXELS = 50_000_000  # larger images are refused rather than decoded (memory)
+MAX_INPUT_SIDE = 8000  # Anthropic refuses images with a longer side
+MAX_PIXELS = 16_000_000  # decoded in full (PNG, WebP, GIF …): 64 MB at most; more is refused before decoding
+MAX_JPEG_PIXELS = MAX_INPUT_SIDE * MAX_INPUT_SIDE  # a JPEG is decoded at ≤ 1/4 scale beyond 4 × MAX_SIDE
+FILE_SLOTS = 2  # files downloaded and decoded at once, in all chats
 JPEG_QUALITY = 85
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -105,7 +117,8 @@ def _open(data: bytes) -> Image.Image:
         raise TooManyPixels from e
     except Exception as e:  # Pillow raises many kinds (OSError, SyntaxError, ValueError, …) for bad input
         raise UnreadableImage(str(e)) from e
-    if img.width * img.height > MAX_PIXELS:
+    limit = MAX_JPEG_PIXELS if img.format == "JPEG" else MAX_PIXELS
+    if img.width * img.height > limit or max(img.size) > MAX_INPUT_SIDE:
         raise TooManyPixels
     return img
 
@@ -159,9 +172,12 @@ def prepare(data: bytes) -> tuple[bytes, str]:
     if fits:
         return data, media  # type: ignore[return-value]
     lossless = _has_alpha(img) or media in ("image/png", "image/gif")  # keep transparency and sharp drawings
-    img = ImageOps.exif_transpose(img)  # the pixels as they are shown; the EXIF is not kept
     if img.mode not in ("RGB", "RGBA", "L", "LA"):
         img = img.convert("RGBA" if _has_alpha(img) else "RGB")
+    factor = max(img.size) // MAX_SIDE
+    if factor >= 2:  # a whole factor first: fast, and the full-size pixels are let go at once
+        img = img.reduce(factor)
+    img = ImageOps.exif_transpose(img)  # the pixels as they are shown; the EXIF is not kept
     side = min(MAX_SIDE, max(img.size))
     while True:
         small = _scaled(img, side)
@@ -173,6 +189,20 @@ def prepare(data: bytes) -> tuple[bytes, str]:
         if len(jpeg) <= MAX_BYTES or side <= 64:
             return jpeg, "image/jpeg"
         side = side * 3 // 4
+
+
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+@contextlib.asynccontextmanager
+async def file_slot() -> AsyncIterator[None]:
+    """One of the FILE_SLOTS for downloading and decoding a file: bounds the memory and CPU files take."""
+    loop = asyncio.get_running_loop()
+    slots = _slots.get(loop)
+    if slots is None:
+        slots = _slots[loop] = asyncio.Semaphore(FILE_SLOTS)
+    async with slots:
+        yield
 
 
 async def download(bot: Bot, file_id: str, size_hint: int | None = None) -> bytes:
@@ -193,9 +223,11 @@ async def fetch_block(bot: Bot, file_id: str, size_hint: int | None = None) -> d
 
     Raises an ImageError (too big to download, too many pixels, unreadable) or a TelegramError.
     """
-    data = await download(bot, file_id, size_hint)
-    prepared, media = await asyncio.to_thread(prepare, data)
-    return await asyncio.to_thread(image_block, prepared, media)
+    async with file_slot():
+        data = await download(bot, file_id, size_hint)
+        prepared, media = await asyncio.to_thread(prepare, data)
+        del data
+        return await asyncio.to_thread(image_block, prepared, media)
 
 
 def stored_text(caption: str) -> str:

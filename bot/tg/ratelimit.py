@@ -20,7 +20,13 @@ sees every request with its endpoint and chat:
   finals are not delayed. Telegram's 429s do not say whether the global limit was hit; 429s from
   ``GLOBAL_CHATS`` chats within ``GLOBAL_SIGNAL`` seconds are taken as the sign (one or two can be a
   chat's own limit, or requests that arrived bunched up), and the global rate is then
-  lowered (×0.8), and raised back step by step while no 429 comes.
+  lowered (×0.8), and raised back by a tenth every ``RECOVER_EVERY`` seconds without a 429 (full
+  rate again about two seconds after the last one).
+- **The global budget is a sliding window in its strictest reading** (``Window``): at most
+  ``per_second`` messages in any one second, where a message counts from the moment it is sent
+  until one second after Telegram's answer came back (Telegram saw it somewhere in between), so
+  no second at Telegram's end ever holds more, however the requests were delayed on the way; and
+  there is no idle burst on top, so a burst never provokes 429s and then needs slowing down.
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
 Chat actions ("typing…") are not messages: they have a budget of their own and are never queued
@@ -32,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import time
 import warnings
 from collections import deque
@@ -49,7 +56,7 @@ log = logging.getLogger(__name__)
 EPS = 1e-6
 GLOBAL_SIGNAL = 1.0  # seconds: 429s from GLOBAL_CHATS chats this close together mean the global limit
 GLOBAL_CHATS = 3
-RECOVER_EVERY = 10.0  # seconds without a 429 before the global rate is raised one step
+RECOVER_EVERY = 1.0  # seconds without a 429 for each step (a tenth of the full rate) back up
 BEST_EFFORT_ENDPOINTS = frozenset({"sendMessageDraft", "sendChatAction"})
 Result = bool | dict[str, Any] | list[dict[str, Any]]
 
@@ -104,18 +111,53 @@ class Bucket:
         missing = need - self.level(now)
         return 0.0 if missing <= EPS else missing / self.rate + EPS
 
-    def set_rate(self, rate: float, now: float) -> None:
-        self.level(now)
-        self.rate = rate
+
+class Window:
+    """At most ``limit`` messages in any ``period`` seconds, in the strictest reading.
+
+    A message counts from ``take`` (sent) until ``period`` seconds after ``done`` (answered): Telegram
+    received it somewhere in between. So for any second at Telegram's end, every message received in
+    it was counted when the last of them was sent: never more than ``limit``.
+    """
+
+    def __init__(self, limit: float, period: float = 1.0) -> None:
+        self.limit = limit
+        self.period = period
+        self.in_flight = 0
+        self._done: deque[float] = deque()  # answer times within the last period, oldest first
+
+    def level(self, now: float) -> float:
+        """Messages that may be sent now."""
+        while self._done and self._done[0] <= now - self.period:
+            self._done.popleft()
+        return self.limit - self.in_flight - len(self._done)
+
+    def has(self, need: float, now: float) -> bool:
+        return self.level(now) >= need - EPS
+
+    def take(self, now: float) -> None:
+        self.in_flight += 1
+
+    def done(self, now: float) -> None:
+        self.in_flight = max(0, self.in_flight - 1)
+        self._done.append(now)
+
+    def wait(self, need: float, now: float) -> float:
+        """Seconds until the level reaches ``need``: 0 if it has, inf while that depends on answers to come."""
+        missing = need - self.level(now)
+        if missing <= EPS:
+            return 0.0
+        k = math.ceil(missing - EPS)
+        if k > len(self._done):
+            return math.inf  # the pump runs again when a request in flight is answered
+        return self._done[k - 1] + self.period - now + EPS
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The budgets. Bursts stay below Telegram's so that requests arriving a little late or in a
-    different order than they were sent never add up to more than Telegram allows."""
+    """The budgets: the bot's in all as a sliding window (``Window``), each chat's as a token bucket."""
 
-    per_second: float = 30.0  # all messages of the bot
-    burst: float = 25.0
+    per_second: float = 30.0  # all messages of the bot, in any one second
     private_rate: float = 1.0  # per private chat
     private_burst: float = 2.0
     group_rate: float = 10 / 60  # per group: burst + 60 × rate = 19 in any minute (Telegram: 20)
@@ -177,7 +219,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         self._clock = clock
         self._call_later = call_later
         now = clock()
-        self._global = Bucket(self.limits.per_second, self.limits.burst, now)
+        self._global = Window(self.limits.per_second)
         self._actions = Bucket(self.limits.actions_per_second, self.limits.actions_per_second, now)
         self._chats: dict[int | str, _Chat] = {}
         self._waiting: dict[int | str, _Chat] = {}  # chats with queued finals
@@ -294,6 +336,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
     def _release(self, request: _Request) -> None:
         if request.granted and request.kind != "action":
             request.chat.busy = False
+            self._global.done(self._clock())
         request.granted = False
         self._pump()
 
@@ -342,27 +385,31 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         self._last_429 = now
         self._recent_429 = [(t, k) for t, k in self._recent_429 if t > now - GLOBAL_SIGNAL] + [(now, key)]
         if len({k for _, k in self._recent_429}) >= GLOBAL_CHATS and now - self._rate_changed >= 1.0:
-            rate = max(self.limits.min_rate, self._global.rate * 0.8)
-            if rate < self._global.rate:
+            rate = max(self.limits.min_rate, self._global.limit * 0.8)
+            if rate < self._global.limit:
                 log.warning("flood control in several chats: sending at most %.1f messages a second", rate)
-                self._global.set_rate(rate, now)
+                self._global.limit = rate
                 self._rate_changed = now
 
     def _recover(self, now: float) -> None:
+        """A tenth of the full rate back for every RECOVER_EVERY seconds without a 429."""
         nominal = self.limits.per_second
-        if self._global.rate < nominal and now - max(self._last_429, self._rate_changed) >= RECOVER_EVERY:
-            self._global.set_rate(min(nominal, self._global.rate + nominal * 0.1), now)
-            self._rate_changed = now
+        since = max(self._last_429, self._rate_changed)
+        if self._global.limit < nominal and now - since >= RECOVER_EVERY:
+            steps = math.floor((now - since) / RECOVER_EVERY)
+            self._global.limit = min(nominal, self._global.limit + steps * nominal * 0.1)
+            self._rate_changed = since + steps * RECOVER_EVERY
 
     @property
     def rate(self) -> float:
-        """The current global rate (messages a second)."""
-        return self._global.rate
+        """The current global rate (messages in any one second)."""
+        return self._global.limit
 
     # -- the scheduler ----------------------------------------------------------------------
-    def _spare_level(self, bucket: Bucket) -> float:
+    def _spare_level(self, bucket: Bucket | Window) -> float:
         """The level a budget must have for a best-effort call: nearly full, and one left for a final."""
-        return max(2.0, bucket.burst * (1 - self.limits.spare))
+        full = bucket.limit if isinstance(bucket, Window) else bucket.burst
+        return max(2.0, full * (1 - self.limits.spare))
 
     def _pump(self) -> None:
         """Grant what may go now, drop what is stale, and set the timer for the next change."""

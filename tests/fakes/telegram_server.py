@@ -873,9 +873,13 @@ class FloodControl:
         group_limit: int = 20,
         group_period: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        strict: bool = False,
     ) -> None:
         self.clock = clock
-        self.total = TokenBucket(per_second, burst, clock())
+        # strict: never more than ``per_second`` in any one second (no idle burst on top)
+        self.total: TokenBucket | SlidingWindow = (
+            SlidingWindow(int(per_second), 1.0) if strict else TokenBucket(per_second, burst, clock())
+        )
         self.private_rate, self.private_burst = private_rate, private_burst
         self.group_limit, self.group_period = group_limit, group_period
         self.chats: dict[int, TokenBucket | SlidingWindow] = {}
@@ -910,7 +914,10 @@ class FloodControl:
             by = "all" if total_wait >= chat_wait else "chat"
             self.refused_by[by] = self.refused_by.get(by, 0) + 1
             return max(1, int(-(-wait // 1)))  # whole seconds, rounded up
-        self.total.take()
+        if isinstance(self.total, TokenBucket):
+            self.total.take()
+        else:
+            self.total.take(now)
         if isinstance(chat, TokenBucket):
             chat.take()
         else:
