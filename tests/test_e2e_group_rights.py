@@ -162,7 +162,10 @@ async def test_the_owner_closes_a_group_from_a_private_chat(env, clock, fake_tel
         assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
         assert await said(tg, OWNER, f"/deny {GROUP}", OWNER) == t("deny.group_id", chat=GROUP)
         assert await said(tg, OWNER, f"/deny {GROUP}", OWNER) == t("deny.group_id_already", chat=GROUP)
-        assert await said(tg, GROUP, "/memory", MEMBER) == t("not_allowed.group", user_id=MEMBER)
+        before = len(tg.sent(GROUP))
+        tg.push_update({"message": group_message(tg, "/memory", MEMBER)})  # a closed group is silent to members
+        assert await said(tg, GROUP, "/memory", OWNER) == t("memory.empty")  # the owner, asking after them
+        assert len(tg.sent(GROUP)) == before + 1
         assert await said(tg, OWNER, f"/allow {GROUP}", OWNER) == t("allow.group_id", chat=GROUP)
         assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
 
