@@ -37,6 +37,7 @@ from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
 from bot.turnlog import log_turn
 from bot.upkeep import Upkeep
+from bot.websearch import WebSearch
 from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
@@ -142,6 +143,7 @@ class Assistant:
         on_spend: SpendSink | None = None,
         recall: RecallIndex | None = None,
         recall_turns: int = 5,
+        web: WebSearch | None = None,
     ) -> None:
         self.transcript = transcript
         self.model = model
@@ -154,6 +156,7 @@ class Assistant:
         self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
         self.recall = recall
         self.recall_turns = recall_turns
+        self.web = web  # web search (bot/websearch.py); None: never
         recalling = recall_tools(recall, timezone) if recall is not None else []
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
@@ -353,6 +356,7 @@ class Assistant:
                 spend=lambda kind, reply: self.spend(
                     chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage
                 ),
+                web=self.web if self.web is not None and self.web.allowed(q.user_id) else None,
             )
             result = await loop.run(system, messages, ctx, on_text)
             turn = result.stored

@@ -149,23 +149,40 @@ class ClaudeModel:
         blocks = [b for b in blocks if b is not None]
         text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
         calls = [b for b in blocks if b["type"] == "tool_use"]
-        if not text and not calls:
+        if not text and not calls and final.stop_reason != "pause_turn":
             raise ModelError("empty", f"stop_reason={final.stop_reason}")
         u = final.usage
+        server = getattr(u, "server_tool_use", None)
         usage = Usage(
             input_tokens=u.input_tokens or 0,
             output_tokens=u.output_tokens or 0,
             cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
             cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+            web_searches=getattr(server, "web_search_requests", None) or 0,
+            web_fetches=getattr(server, "web_fetch_requests", None) or 0,
         )
         return Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
 
 
+SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
+
+
 def _block(block: Any) -> dict[str, Any] | None:
-    """A response content block as a plain dict to store and send back (text and tool_use only)."""
+    """A response content block as a plain dict to send back within the turn.
+
+    Text (with its citations), tool_use, and the server tool blocks (web search and fetch, with
+    their encrypted content, verbatim: the API checks them); bot/sources.py strips the server
+    blocks and citations before anything is stored.
+    """
     kind = getattr(block, "type", "")
     if kind == "text":
-        return {"type": "text", "text": str(block.text)}
+        out: dict[str, Any] = {"type": "text", "text": str(block.text)}
+        citations = getattr(block, "citations", None)
+        if citations:
+            out["citations"] = [c.model_dump(exclude_none=True) for c in citations]
+        return out
+    if kind in SERVER_BLOCKS:
+        return dict(block.model_dump(exclude_none=True))
     if kind == "tool_use":
         value = block.input if isinstance(block.input, dict) else {}
         return {"type": "tool_use", "id": str(block.id), "name": str(block.name), "input": value}

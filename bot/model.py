@@ -22,14 +22,21 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    web_searches: int = 0  # usage.server_tool_use.web_search_requests (billed per search)
+    web_fetches: int = 0  # usage.server_tool_use.web_fetch_requests (tokens only)
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        out = {
             "input": self.input_tokens,
             "output": self.output_tokens,
             "cache_read": self.cache_read_tokens,
             "cache_write": self.cache_write_tokens,
         }
+        if self.web_searches:
+            out["web_searches"] = self.web_searches
+        if self.web_fetches:
+            out["web_fetches"] = self.web_fetches
+        return out
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -37,6 +44,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.web_searches + other.web_searches,
+            self.web_fetches + other.web_fetches,
         )
 
 

@@ -17,12 +17,17 @@ from typing import Any
 
 from bot.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import with_cache_breakpoint
+from bot.sources import WebTrail, storable, with_sources
 from bot.tools import Toolbox, ToolContext
+from bot.websearch import WebSearch, search_disabled_error
 from memory.content import api_content
 
 log = logging.getLogger(__name__)
 
 NO_TOOLS = {"type": "none"}
+MAX_PAUSES = 6
+"""``pause_turn`` continuations per question (the API pauses a long server-side search loop)."""
+NO_SEARCH_NOTE = "⚠️ 웹 검색을 하지 못해 검색 없이 답했어요. / Could not search the web; answered without it."
 
 
 def iso(dt: datetime) -> str:
@@ -43,6 +48,7 @@ class LoopResult:
     usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     calls: tuple[str, ...] = ()
+    web: WebTrail = field(default_factory=WebTrail)
 
 
 class ToolLoop:
@@ -55,8 +61,10 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
+        web: WebSearch | None = None,
     ) -> None:
         self.model = model
+        self.web = web  # None: this question may not search (off, unsupported, over the limit)
         self.toolbox = toolbox
         self.max_rounds = max_rounds
         self.max_tokens = max_tokens
@@ -72,9 +80,14 @@ class ToolLoop:
     ) -> LoopResult:
         """Raises ModelError when a call fails or the final answer is empty (nothing is stored then)."""
         schemas = self.toolbox.schemas()
+        server = self.web.tools() if self.web is not None else []
         out = LoopResult()
+        trail = out.web
         shown: list[str] = []
         calls: list[str] = []
+        carried: list[dict[str, Any]] = []  # content of paused responses (pause_turn), continued by the next
+        pauses = 0
+        note = ""
         separate = False  # text was shown before this round: start the next text on a new paragraph
 
         async def feed(delta: str) -> None:
@@ -88,26 +101,58 @@ class ToolLoop:
 
         while True:
             may_use_tools = out.rounds < self.max_rounds
-            reply: Reply = await self.model.complete(
-                system=system,
-                messages=with_cache_breakpoint(messages) if out.rounds else messages,
-                max_tokens=self.max_tokens,
-                on_text=feed,
-                tools=schemas or None,
-                tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
-            )
+            tools = [*schemas, *server]
+            request = with_cache_breakpoint(messages) if out.rounds or pauses else messages
+            try:
+                reply: Reply = await self.model.complete(
+                    system=system,
+                    messages=request,
+                    max_tokens=self.max_tokens,
+                    on_text=feed,
+                    tools=tools or None,
+                    tool_choice=None if may_use_tools or not tools else dict(NO_TOOLS),
+                )
+            except ModelError as e:
+                if not server or not self._search_failed(e, ctx):
+                    raise
+                # answer without searching: the same request without the server tools, once
+                server, note = [], NO_SEARCH_NOTE
+                messages = _without_server_blocks(messages)
+                carried = storable(carried)
+                continue
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
-            text = reply.text.strip()
+            blocks = [b for b in reply.blocks if b.get("type") != "text" or str(b.get("text", "")).strip()]
+            trail.add_reply(
+                blocks, {"web_search_requests": reply.usage.web_searches, "web_fetch_requests": reply.usage.web_fetches}
+            )
+            text = joined_text(blocks) if reply.content else reply.text.strip()
             if text:
                 shown.append(text)
                 separate = True
+            if reply.stop_reason == "pause_turn" and pauses < MAX_PAUSES and blocks:
+                # the server paused a long search loop: send its content back as is, and it goes on
+                if carried:
+                    messages = messages[:-1]
+                pauses += 1
+                carried += blocks
+                messages = [*messages, {"role": "assistant", "content": list(carried)}]
+                continue
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
             tool_uses = reply.tool_calls if may_use_tools else []
             if not tool_uses:
-                if not text:
+                final = joined_text(storable([*carried, *blocks]))
+                if not final.strip() and not text:
                     raise ModelError("empty", f"stop_reason={reply.stop_reason}")
-                out.stored.append({"role": "assistant", "content": text, **record})
+                if trail.failed and not note:
+                    note = NO_SEARCH_NOTE
+                    log.warning("chat %s: web search failed (%s)", ctx.chat_id, ", ".join(sorted(set(trail.errors))))
+                stored: dict[str, Any] = {"role": "assistant", "content": with_sources(final, trail, note), **record}
+                if trail.sources:
+                    stored["sources"] = trail.stored()
+                if trail.searches or trail.fetches or trail.errors:
+                    stored["web"] = {"searches": trail.searches, "fetches": trail.fetches}
+                out.stored.append(stored)
                 break
             out.rounds += 1
             results: list[dict[str, Any]] = []
@@ -121,10 +166,58 @@ class ToolLoop:
                     block["is_error"] = True
                 results.append(block)
                 log.info("chat %s: tool %s%s", ctx.chat_id, name, " (error)" if result.is_error else "")
-            assistant_msg = {"role": "assistant", "content": api_content(reply.blocks), **record}
+            # stored: without the encrypted search results and citations; sent on within this turn: as is
+            assistant_msg = {"role": "assistant", "content": api_content(storable([*carried, *blocks])), **record}
             result_msg = {"role": "user", "content": results, "at": iso(self.now())}
             out.stored += [assistant_msg, result_msg]
-            messages = [*messages, api_message(assistant_msg), api_message(result_msg)]
-        out.text = "\n\n".join(shown)
+            if carried:
+                messages = messages[:-1]  # the paused assistant message, continued by this reply
+            messages = [*messages, {"role": "assistant", "content": [*carried, *blocks]}, api_message(result_msg)]
+            carried, pauses = [], 0
+        out.text = with_sources("\n\n".join(shown), trail, note)
         out.calls = tuple(calls)
         return out
+
+    def _search_failed(self, error: ModelError, ctx: ToolContext) -> bool:
+        """Whether ``error`` is the web search's fault, so the question should be answered without it."""
+        if error.kind == "bad_request" and search_disabled_error(error.detail):
+            if self.web is not None:
+                self.web.disabled = "web search is not enabled for this organization"
+            log.warning("chat %s: web search is not enabled for the organization; answering without it", ctx.chat_id)
+            return True
+        if error.kind == "timeout":
+            log.warning("chat %s: the request with web search timed out; answering without it", ctx.chat_id)
+            return True
+        return False
+
+
+def joined_text(blocks: list[dict[str, Any]]) -> str:
+    """The text of content blocks: adjacent text blocks (split by citations) joined as they are,
+    a new paragraph where a search or another block came between them."""
+    out = ""
+    gap = False
+    for b in blocks:
+        if b.get("type") != "text":
+            gap = bool(out)
+            continue
+        piece = str(b.get("text", ""))
+        if gap and piece.strip():
+            out = out.rstrip() + "\n\n" + piece.lstrip()
+            gap = False
+        else:
+            out += piece
+    return out.strip()
+
+
+def _without_server_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without web search blocks (and without an assistant message left empty by that)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") == "assistant" and isinstance(content, list):
+            kept = storable(content)
+            if not kept:
+                continue
+            m = {**m, "content": kept}
+        out.append(m)
+    return out

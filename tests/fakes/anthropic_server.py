@@ -32,6 +32,7 @@ from PIL import Image
 from tests.fakes.http import FakeHTTPServer
 from tests.fakes.messages_rules import MAX_REQUEST_BYTES, InvalidRequest, validate
 from tests.fakes.prompt_cache import PromptCache, estimate_tokens
+from tests.fakes.server_tools import ServerTools, WebAnswer
 
 
 @dataclass
@@ -69,7 +70,7 @@ class ToolCalls:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-Script = Text | ToolCalls | Error | Callable[[dict[str, Any]], "Text | ToolCalls | Error"]
+Script = Text | ToolCalls | Error | WebAnswer | Callable[[dict[str, Any]], "Text | ToolCalls | Error | WebAnswer"]
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -186,6 +187,7 @@ class FakeAnthropic(FakeHTTPServer):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.cache = PromptCache(clock)
+        self.web = ServerTools()  # web_search / web_fetch (tests/fakes/server_tools.py)
         self.rejected: list[str] = []  # the 400 messages of invalid requests
         self._tool_ids = 0
         self.requests: list[dict[str, Any]] = []
@@ -254,6 +256,7 @@ class FakeAnthropic(FakeHTTPServer):
             return
         try:
             validate(body)
+            self.web.check(body)
             check_images(body)
             check_documents(body)
         except InvalidRequest as e:
@@ -268,7 +271,11 @@ class FakeAnthropic(FakeHTTPServer):
         with self._cond:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in request.headers.items()})
-            item = self.script.pop(0) if self.script else self.default
+            paused = self.web.continuation
+            if paused is not None and body["messages"][-1].get("role") == "assistant":
+                item: Script = paused  # a paused turn sent back: it goes on
+            else:
+                item = self.script.pop(0) if self.script else self.default
             self._cond.notify_all()
         if callable(item):
             item = item(body)
@@ -278,12 +285,18 @@ class FakeAnthropic(FakeHTTPServer):
             payload = {"type": "error", "error": {"type": item.type, "message": item.message}}
             self.respond(request, item.status, json.dumps(payload).encode(), headers=item.headers)
             return
-        content, stop = self._content(item, body)
+        server_use: dict[str, int] = {}
+        if isinstance(item, WebAnswer):
+            content, stop, server_use = self.web.respond(item, body)
+        else:
+            content, stop = self._content(item, body)
         out_text = "".join(b.get("text", "") + json.dumps(b.get("input", "")) for b in content)
-        usage: dict[str, int] = {
+        usage: dict[str, Any] = {
             **self.cache.apply(body).as_usage(),
             "output_tokens": max(1, estimate_tokens(out_text)),
         }
+        if server_use:
+            usage["server_tool_use"] = server_use
         usage.update(item.usage)
         message = {
             "id": f"msg_fake_{len(self.requests)}",
@@ -334,6 +347,11 @@ class FakeAnthropic(FakeHTTPServer):
         try:
             event("message_start", {"type": "message_start", "message": start})
             for index, block in enumerate(message["content"]):
+                if block["type"] in ("web_search_tool_result", "web_fetch_tool_result"):  # whole, no deltas
+                    whole = {"type": "content_block_start", "index": index, "content_block": block}
+                    event("content_block_start", whole)
+                    event("content_block_stop", {"type": "content_block_stop", "index": index})
+                    continue
                 if block["type"] == "text":
                     first = {"type": "text", "text": ""}
                     kind, key, payload = "text_delta", "text", block["text"]
@@ -341,6 +359,9 @@ class FakeAnthropic(FakeHTTPServer):
                     first = {**block, "input": {}}
                     kind, key, payload = "input_json_delta", "partial_json", json.dumps(block["input"])
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
+                for cite in block.get("citations") or ():  # a text's citations come as their own deltas
+                    delta = {"type": "citations_delta", "citation": cite}
+                    event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
                 for n, i in enumerate(range(0, len(payload), item.chunk)):
                     if gate is not None and n == item.gate_after:  # type: ignore[union-attr]
                         gate.wait(120)
@@ -360,7 +381,10 @@ class FakeAnthropic(FakeHTTPServer):
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                    "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                    "usage": {
+                        "output_tokens": message["usage"]["output_tokens"],
+                        **{k: v for k, v in message["usage"].items() if k == "server_tool_use"},
+                    },
                 },
             )
             event("message_stop", {"type": "message_stop"})

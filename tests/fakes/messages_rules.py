@@ -23,6 +23,9 @@ class InvalidRequest(ValueError):
     """The request would be rejected with HTTP 400; the message is the API's."""
 
 
+from tests.fakes.server_tools import check_declaration, is_server_tool  # noqa: E402 (it imports InvalidRequest)
+
+
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
     if isinstance(content, list):
         return [b for b in content if isinstance(b, Mapping)]
@@ -85,6 +88,9 @@ def validate(body: Mapping[str, Any]) -> None:
         raise InvalidRequest("max_tokens: Field required")
     tools = body.get("tools") or []
     for i, tool in enumerate(tools):
+        if isinstance(tool, Mapping) and is_server_tool(tool):  # web search / fetch (tests/fakes/server_tools.py)
+            check_declaration(i, tool)
+            continue
         name = tool.get("name") if isinstance(tool, Mapping) else None
         if not isinstance(name, str) or not TOOL_NAME.match(name):
             raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
