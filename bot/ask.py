@@ -76,7 +76,6 @@ class Spend:
 SpendSink = Callable[[Spend], None]
 
 
-
 class NothingToRetry(Exception):
     """/retry with no question to re-ask."""
 

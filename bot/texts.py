@@ -178,7 +178,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
         "<b>문서</b>: PDF나 텍스트·코드 파일을 보내면 읽어요. 질문은 파일 설명(캡션)에 적어 주세요.\n"
         "<b>답장</b>: 어떤 메시지에 답장하거나 일부를 인용하면 그 내용을 함께 봐요.\n"
-        "<b>알림</b>: \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 그때 ⏰ 로 알려 드려요.\n"
+        '<b>알림</b>: "내일 아침 9시에 약 먹으라고 알려 줘"처럼 말하면 그때 ⏰ 로 알려 드려요.\n'
         "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
         "<b>명령어</b>\n"
         "/history — 다음 메시지와 함께 보낼 최근 대화\n"
@@ -204,7 +204,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
         "<b>Documents</b>: send a PDF or a text or code file and I'll read it; put your question in the caption.\n"
         "<b>Replies</b>: reply to a message (or quote part of it) and I'll see what you are answering.\n"
-        "<b>Reminders</b>: say \"remind me tomorrow at 9 to take my pills\" and I'll send you a ⏰ then.\n"
+        '<b>Reminders</b>: say "remind me tomorrow at 9 to take my pills" and I\'ll send you a ⏰ then.\n'
         "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
         "<b>Commands</b>\n"
         "/history — the recent messages sent along with your next one\n"
@@ -416,8 +416,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⏰ {text}\n(Sending this reminder ({when}) may have been interrupted; ignore it if you already got it.)",
     },
     "reminders.empty": {
-        "ko": "⏰ 예정된 알림이 없어요. \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 맞춰 둘게요.",
-        "en": "⏰ No reminders pending. Say something like \"remind me tomorrow at 9 to take my pills\".",
+        "ko": '⏰ 예정된 알림이 없어요. "내일 아침 9시에 약 먹으라고 알려 줘"처럼 말하면 맞춰 둘게요.',
+        "en": '⏰ No reminders pending. Say something like "remind me tomorrow at 9 to take my pills".',
     },
     "reminders.header": {"ko": "⏰ 예정된 알림 {n}개 ({zone}):", "en": "⏰ {n} pending reminders ({zone}):"},
     "reminders.footer": {"ko": "취소: /reminders cancel <번호>", "en": "Cancel one: /reminders cancel <number>"},

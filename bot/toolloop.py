@@ -141,7 +141,7 @@ class ToolLoop:
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
             tool_uses = reply.tool_calls if may_use_tools else []
             if not tool_uses:
-                final = joined_text(storable([*carried, *blocks]))
+                final = joined_text([*carried, *blocks])
                 if not final.strip() and not text:
                     raise ModelError("empty", f"stop_reason={reply.stop_reason}")
                 if trail.failed and not note:

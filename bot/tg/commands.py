@@ -190,9 +190,7 @@ async def retry_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
 
     async def ask(on_text: TextCallback) -> Answer:
         user = update.effective_user
-        _, answer = await assistant.retry(
-            chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None
-        )
+        _, answer = await assistant.retry(chat_id, on_text=on_text, restore=restore, user_id=user.id if user else None)
         return answer
 
     await respond(update, context, ask)

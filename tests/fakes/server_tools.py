@@ -325,9 +325,10 @@ class ServerTools:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` without None fields (the SDK leaves them out when it sends blocks back)."""
+    """``value`` without None fields (the SDK leaves them out when it sends blocks back) and without
+    ``cache_control`` (a breakpoint may be put on any block sent back)."""
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items() if v is not None}
+        return {k: _plain(v) for k, v in value.items() if v is not None and k != "cache_control"}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value

@@ -1,0 +1,232 @@
+"""Web search through the server tools: the real client and tool loop against the fake Messages API."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.claude import ClaudeModel
+from bot.model import ModelError
+from bot.sources import WebTrail, storable
+from bot.toolloop import NO_SEARCH_NOTE, ToolLoop, joined_text
+from bot.tools import Toolbox, ToolContext
+from bot.websearch import (
+    WebConfigError,
+    WebSearch,
+    WebSettings,
+    supports_web_search,
+    user_location,
+    web_settings,
+)
+from tests.fakes.anthropic_server import FakeAnthropic, Text
+from tests.fakes.messages_rules import validate
+from tests.fakes.server_tools import Fetch, Page, Search, WebAnswer
+
+SYSTEM = [{"type": "text", "text": "sys"}]
+NOW = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+P1 = Page("https://news.example.kr/a?id=1", "서울 날씨 [속보]")
+P2 = Page("https://weather.example.com/seoul", "Seoul weather")
+P3 = Page("https://www.kma.go.kr/", "기상청")
+
+
+def model_for(server: FakeAnthropic) -> ClaudeModel:
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=10.0)
+    return ClaudeModel("claude-sonnet-5-5", client=client)
+
+
+def two_searches(pause_after: int | None = None) -> WebAnswer:
+    return WebAnswer(
+        [Search("서울 날씨", (P1, P2)), Search("서울 미세먼지", (P3, P1))],
+        parts=[
+            ("오늘 서울은 맑고 ", []),
+            ("최고 5도예요", [P1.url, P2.url]),
+            (". 미세먼지는 좋음", [P3.url]),
+            ("입니다.", []),
+        ],
+        intro="찾아볼게요.",
+        pause_after=pause_after,
+    )
+
+
+def loop_for(server: FakeAnthropic, web: WebSearch | None, spent: list | None = None) -> ToolLoop:
+    return ToolLoop(
+        model_for(server),
+        Toolbox([]),
+        max_rounds=4,
+        max_tokens=1000,
+        now=lambda: NOW,
+        spend=lambda kind, reply: (spent if spent is not None else []).append((kind, reply.usage)),
+        web=web,
+    )
+
+
+def ctx() -> ToolContext:
+    return ToolContext("1", NOW, {"offset": 0, "at": NOW.isoformat()}, {}, 1)
+
+
+@pytest.mark.parametrize("pause", [None, 1])
+async def test_two_searches_three_sources_then_a_valid_next_question(fake_anthropic: FakeAnthropic, pause):
+    web = WebSearch(WebSettings(max_uses=3))
+    fake_anthropic.reply(two_searches(pause))
+    spent: list = []
+    out = await loop_for(fake_anthropic, web, spent).run(
+        SYSTEM, [{"role": "user", "content": "서울 날씨?"}], ctx(), None
+    )
+    assert not fake_anthropic.rejected
+    assert len(fake_anthropic.requests) == (2 if pause else 1)
+    if pause:  # the continuation sent the paused content back as is, as the last message
+        last = fake_anthropic.requests[1]["messages"][-1]
+        assert last["role"] == "assistant" and any(b["type"] == "web_search_tool_result" for b in last["content"])
+    assert out.text.startswith("찾아볼게요.\n\n오늘 서울은 맑고 최고 5도예요. 미세먼지는 좋음입니다.")
+    assert out.text.endswith(
+        "**출처 · Sources**\n"
+        "1. [서울 날씨 \\[속보\\]](https://news.example.kr/a?id=1)\n"
+        "2. [Seoul weather](https://weather.example.com/seoul)\n"
+        "3. [기상청](https://www.kma.go.kr/)"
+    )
+    assert out.web.searches == 2 and sum(u.web_searches for _, u in spent) == 2
+    stored = out.stored[-1]
+    assert stored["content"] == out.text  # what the user saw
+    assert stored["sources"][0] == {"title": "서울 날씨 [속보]", "url": P1.url} and len(stored["sources"]) == 3
+    assert "encrypted" not in str(out.stored)
+    # the next question carries the stored turn: accepted by the fake (no encrypted blocks, no citations)
+    fake_anthropic.reply(Text("네"))
+    history = [{"role": "user", "content": "서울 날씨?"}, {"role": "assistant", "content": stored["content"]}]
+    await loop_for(fake_anthropic, web).run(SYSTEM, [*history, {"role": "user", "content": "고마워"}], ctx(), None)
+    assert not fake_anthropic.rejected
+
+
+async def test_the_fake_rejects_replayed_or_edited_search_results(fake_anthropic: FakeAnthropic):
+    web = WebSearch(WebSettings())
+    fake_anthropic.reply(two_searches())
+    reply = await model_for(fake_anthropic).complete(
+        system=SYSTEM, messages=[{"role": "user", "content": "q"}], tools=web.tools()
+    )
+    blocks = reply.blocks
+    assert [b["type"] for b in blocks][:3] == ["text", "server_tool_use", "web_search_tool_result"]
+    edited = [dict(b) for b in blocks]
+    result = next(b for b in edited if b["type"] == "web_search_tool_result")
+    result["content"] = [{**result["content"][0], "encrypted_content": "EqMadeUp"}]
+    for content, wording in ((edited, "Invalid encrypted content"), (blocks[2:], "must follow its `server_tool_use`")):
+        msgs = [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": "more"},
+        ]
+        with pytest.raises(ModelError) as e:
+            await model_for(fake_anthropic).complete(system=SYSTEM, messages=msgs, tools=web.tools())
+        assert e.value.kind == "bad_request" and wording in fake_anthropic.rejected[-1]
+    # sent back whole, they are accepted (as within one turn)
+    fake_anthropic.reply(Text("ok"))
+    msgs = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": blocks},
+        {"role": "user", "content": "more"},
+    ]
+    await model_for(fake_anthropic).complete(system=SYSTEM, messages=msgs, tools=web.tools())
+    assert len(fake_anthropic.rejected) == 2
+
+
+async def test_a_search_error_still_answers_and_says_so(fake_anthropic: FakeAnthropic, caplog):
+    fake_anthropic.reply(
+        WebAnswer([Search("환율", error="unavailable")], parts=[("지금은 환율을 확인하지 못했어요.", [])])
+    )
+    out = await loop_for(fake_anthropic, WebSearch(WebSettings())).run(
+        SYSTEM, [{"role": "user", "content": "환율?"}], ctx(), None
+    )
+    assert out.text == "지금은 환율을 확인하지 못했어요.\n\n" + NO_SEARCH_NOTE
+    assert out.web.errors == ["unavailable"] and out.web.searches == 0
+    assert [r.message for r in caplog.records if "web search failed" in r.message] == [
+        "chat 1: web search failed (unavailable)"
+    ]
+
+
+async def test_max_uses_is_enforced_by_the_fake(fake_anthropic: FakeAnthropic):
+    steps = [Search(f"q{i}", (Page(f"https://e.com/{i}", f"T{i}"),)) for i in range(3)]
+    fake_anthropic.reply(WebAnswer(steps, parts=[("답", ["https://e.com/0", "https://e.com/1"])]))
+    out = await loop_for(fake_anthropic, WebSearch(WebSettings(max_uses=2))).run(
+        SYSTEM, [{"role": "user", "content": "q"}], ctx(), None
+    )
+    assert out.web.searches == 2 and out.web.errors == ["max_uses_exceeded"]
+    assert NO_SEARCH_NOTE not in out.text and "[T1](https://e.com/1)" in out.text
+
+
+async def test_an_organization_without_web_search_gets_answers_without_it(fake_anthropic: FakeAnthropic, caplog):
+    fake_anthropic.web.enabled = False
+    web = WebSearch(WebSettings())
+    fake_anthropic.reply(Text("검색 없이 답해요"))
+    out = await loop_for(fake_anthropic, web).run(SYSTEM, [{"role": "user", "content": "뉴스?"}], ctx(), None)
+    assert out.text == "검색 없이 답해요\n\n" + NO_SEARCH_NOTE
+    assert "not enabled" in fake_anthropic.rejected[0] and len(fake_anthropic.requests) == 2
+    assert "tools" not in fake_anthropic.requests[1] and web.disabled and not web.allowed(1)
+    assert sum("not enabled for the organization" in r.message for r in caplog.records) == 1
+
+
+async def test_a_fetched_page_is_a_source(fake_anthropic: FakeAnthropic):
+    fake_anthropic.reply(
+        WebAnswer([Fetch("https://docs.example.com/x(1)", "Docs X")], parts=[("문서에 따르면 그렇다.", [])])
+    )
+    out = await loop_for(fake_anthropic, WebSearch(WebSettings())).run(
+        SYSTEM, [{"role": "user", "content": "https://docs.example.com/x(1) 요약해줘"}], ctx(), None
+    )
+    assert out.text.endswith("1. [Docs X](https://docs.example.com/x%281%29)")
+    assert out.web.fetches == 1 and out.web.searches == 0
+
+
+def test_declarations_are_what_the_api_takes():
+    web = WebSearch(WebSettings(max_uses=2, blocked_domains=("pinterest.com",)))
+    tools = web.tools()
+    assert tools[0] == {
+        "type": "web_search_20250305",
+        "name": "web_search",
+        "max_uses": 2,
+        "blocked_domains": ["pinterest.com"],
+        "user_location": {"type": "approximate", "city": "Seoul", "region": "Seoul", "country": "KR",
+                          "timezone": "Asia/Seoul"},
+    }  # fmt: skip
+    assert tools[1]["type"] == "web_fetch_20250910" and tools[1]["citations"] == {"enabled": True}
+    validate({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": tools})
+    assert web.tools() == tools  # the same every time: the cached prefix does not move
+    bad = [{**tools[0], "allowed_domains": ["a.com"]}]
+    with pytest.raises(ValueError, match="both allowed_domains and blocked_domains"):
+        validate({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": bad})
+
+
+def test_settings_and_location():
+    s = web_settings({"WEB_SEARCH": "owner", "WEB_SEARCH_MAX_USES": "5", "WEB_SEARCH_ALLOWED_DOMAINS": "a.com, b.org"})
+    assert (s.mode, s.max_uses, s.allowed_domains, s.daily_limit) == ("owner", 5, ("a.com", "b.org"), 30)
+    assert web_settings({}).mode == "on" and web_settings({"WEB_SEARCH": "false"}).mode == "off"
+    for env in ({"WEB_SEARCH": "maybe"}, {"WEB_SEARCH_ALLOWED_DOMAINS": "https://a.com"},
+                {"WEB_SEARCH_ALLOWED_DOMAINS": "a.com", "WEB_SEARCH_BLOCKED_DOMAINS": "b.com"},
+                {"WEB_SEARCH_MAX_USES": "0"}, {"WEB_SEARCH_PRICE": "x"}):  # fmt: skip
+        with pytest.raises(WebConfigError):
+            web_settings(env)
+    assert user_location("America/New_York")["city"] == "New York"
+    assert user_location("America/New_York").get("country") in ("US", None)
+    assert supports_web_search("claude-sonnet-5-5") and not supports_web_search("claude-3-haiku-20240307")
+    assert not supports_web_search("claude-sonnet-5-5", {"server_tools": {"web_search": {"supported": False}}})
+    assert supports_web_search("my-proxy", {"server_tools": {"web_search": {"supported": True}}})
+
+
+def test_owner_mode_and_per_user_check():
+    web = WebSearch(WebSettings(mode="owner"), may_search=lambda user: user == 1)
+    assert web.allowed(1) and not web.allowed(2)
+    assert not WebSearch(WebSettings(mode="off")).allowed(1)
+    assert not WebSearch(WebSettings(), model_supports=False).allowed(1)
+
+
+def test_sources_are_deduplicated_and_stored_without_encrypted_parts():
+    trail = WebTrail()
+    cite = {"type": "web_search_result_location", "url": "https://a.com/x", "title": "A", "encrypted_index": "E"}
+    blocks = [
+        {"type": "text", "text": "one", "citations": [cite]},
+        {"type": "text", "text": "two", "citations": [{**cite, "url": "https://a.com/x/"}]},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        {"type": "text", "text": "three", "citations": [{**cite, "url": "javascript:alert(1)"}]},
+    ]
+    trail.add_reply(blocks)
+    assert [s.url for s in trail.sources] == ["https://a.com/x"]
+    assert storable(blocks) == [{"type": "text", "text": t} for t in ("one", "two", "three")]
+    assert joined_text(blocks) == "onetwo\n\nthree"
