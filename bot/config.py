@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import load_dotenv
 
 from bot.pricing import Price, parse_prices
+from bot.websearch import WebConfigError, WebSettings, web_settings
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
@@ -63,6 +64,7 @@ class Settings:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8080
     heartbeat_file: str = ""  # empty: no heartbeat (the Docker image sets one for its HEALTHCHECK)
+    web: WebSettings = field(default_factory=WebSettings)  # web search (bot/websearch.py)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -157,7 +159,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"TIMEZONE {timezone!r} is not a known time zone (e.g. Asia/Seoul)") from None
+    try:
+        web = web_settings(env)
+    except WebConfigError as e:
+        raise ConfigError(str(e)) from None
     return Settings(
+        web=web,
         anthropic_api_key=api_key,
         telegram_bot_token=token,
         anthropic_model=env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL,

@@ -95,13 +95,20 @@ def parse_prices(raw: str) -> dict[str, Price]:
 class PriceTable:
     """The default prices with overrides; ``price(model)`` by longest prefix."""
 
-    def __init__(self, overrides: Mapping[str, Price] | Iterable[tuple[str, Price]] = ()) -> None:
+    def __init__(
+        self, overrides: Mapping[str, Price] | Iterable[tuple[str, Price]] = (), *, search_price: float = 10.0
+    ) -> None:
         self.prices = {**DEFAULT_PRICES, **dict(overrides)}
+        self.search_price = search_price  # USD per 1,000 web searches (WEB_SEARCH_PRICE)
         self._order = sorted(self.prices, key=len, reverse=True)
 
     def price(self, model: str) -> Price | None:
         """The price of ``model``, or None when no entry matches (unknown: never guessed)."""
         return next((self.prices[p] for p in self._order if model.startswith(p)), None)
+
+    def search_cost(self, searches: int) -> float:
+        """USD for ``searches`` web searches."""
+        return searches * self.search_price / 1000
 
     def cost(self, model: str, input: int, output: int, cache_write: int = 0, cache_read: int = 0) -> float | None:  # noqa: A002
         price = self.price(model)

@@ -137,6 +137,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "💰 Usage (summaries and tools included, estimated cost)\nToday: {q_today} questions, "
         "{tokens_today} → {cost_today}\nIn total: {q_total} questions, {tokens_total} → {cost_total}",
     },
+    "stats.searches": {
+        "ko": " · 웹 검색 {n}회",
+        "en": " · {n} web searches",
+    },
     "stats.tokens": {
         "ko": "입력 {input} · 출력 {output} · 캐시 쓰기 {cache_write} · 캐시 읽기 {cache_read}",
         "en": "input {input} · output {output} · cache write {cache_write} · cache read {cache_read}",

@@ -9,6 +9,7 @@ from bot.model import Usage
 from bot.summarizer import Summarizer
 from bot.tools.reminders import MayCreate, reminder_tools
 from bot.upkeep import payer
+from bot.websearch import WebSearch, supports_web_search
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget
@@ -60,6 +61,7 @@ def make_assistant(
         on_spend=on_spend,
         recall=RecallIndex(settings.data_dir),
         recall_turns=settings.recall_turns,
+        web=WebSearch(settings.web, settings.timezone, model_supports=supports_web_search(settings.anthropic_model)),
         tools=reminder_tools(
             reminders or ReminderStore(settings.data_dir),
             settings.timezone,

@@ -52,6 +52,8 @@ def build_application(
     guard = tg_access.make_guard(settings, now)
     assistant.on_spend = tg_access.charging(guard, assistant.on_spend)
     assistant.may_remind = tg_access.reminder_check(guard)
+    if assistant.web is not None:
+        assistant.web.may_search = tg_access.search_check(guard)
 
     async def menus(app: Application) -> None:
         await commands.register_menu(app)
