@@ -104,6 +104,7 @@ def registered() -> list[Check]:
     import bot.doctor_checks  # noqa: F401
     import bot.doctor_net  # noqa: F401
     import bot.doctor_owner  # noqa: F401
+    import bot.doctor_web  # noqa: F401
 
     return list(CHECKS)
 

@@ -230,3 +230,19 @@ def test_sources_are_deduplicated_and_stored_without_encrypted_parts():
     assert [s.url for s in trail.sources] == ["https://a.com/x"]
     assert storable(blocks) == [{"type": "text", "text": t} for t in ("one", "two", "three")]
     assert joined_text(blocks) == "onetwo\n\nthree"
+
+
+def test_doctor_says_whether_search_works(data_dir, fake_anthropic: FakeAnthropic):
+    from tests.test_doctor import env_for, lines_of, run_doctor
+
+    env = env_for(data_dir, ANTHROPIC_BASE_URL=fake_anthropic.url, ANTHROPIC_MODEL="claude-sonnet-4-6",
+                  TELEGRAM_BASE_URL="http://127.0.0.1:9")  # fmt: skip
+    _, lines = run_doctor(env)
+    assert lines_of(lines, "websearch")[0].startswith("ok       websearch: web search works for everyone")
+    searched = fake_anthropic.requests[-1]
+    assert searched["max_tokens"] == 1 and searched["tools"][0]["type"] == "web_search_20250305"
+    fake_anthropic.web.enabled = False
+    _, lines = run_doctor(env)
+    assert lines_of(lines, "websearch")[0].startswith("problem  websearch: web search is not enabled")
+    _, lines = run_doctor({**env, "WEB_SEARCH": "off"})
+    assert lines_of(lines, "websearch")[0].startswith("note     websearch: off")
