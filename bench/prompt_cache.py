@@ -13,7 +13,13 @@ rounds of the tool loop), the share read from cache, and the input cost relative
 the same tokens without caching (cache write 1.25x, cache read 0.1x). The summarizer's own
 calls are not included (their count is printed). Exits non-zero when the cache share over turns 11-60 is under 40%.
 
-    python -m bench.prompt_cache [--turns 60] [--model claude-sonnet-4-6] [--quiet]
+With ``--web`` web search is on (the ``web_search`` / ``web_fetch`` server tools are declared on
+every request, after the client tools) and one question turn out of five searches twice and cites
+three pages (tests/fakes/server_tools.py; what Claude reads of the pages is counted as uncached
+input, as the API bills it); the answer is stored with its source list and later turns carry it
+as plain text.
+
+    python -m bench.prompt_cache [--turns 60] [--model claude-sonnet-4-6] [--web] [--quiet]
 """
 
 from __future__ import annotations
@@ -32,11 +38,13 @@ from bot.ask import Assistant
 from bot.claude import ClaudeModel
 from bot.summarizer import SYSTEM_MARK, Summarizer
 from bot.tools.reminders import reminder_tools
+from bot.websearch import WebSearch, WebSettings
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import HEADINGS, Budget
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls, last_user_text
+from tests.fakes.server_tools import Page, Search, WebAnswer
 
 CHAT = 1
 WRITE, READ = 1.25, 0.1
@@ -86,13 +94,39 @@ class TurnRow:
         return (self.uncached + WRITE * self.write + READ * self.read) / self.total if self.total else 1.0
 
 
-def script(turns: int, seed: int) -> list[tuple[str, Any]]:
-    """(user text, scripted reply) per turn: facts every few turns (a tool call), questions, small talk."""
+WEB_QUESTIONS = [
+    "오늘 부산 날씨랑 미세먼지 어때?",
+    "What's the KRW to USD exchange rate today?",
+    "이번 주말 부산 불꽃축제 일정 찾아 줘",
+    "Which phones were released last week?",
+]
+
+
+def web_turn(i: int) -> tuple[str, WebAnswer]:
+    """A question that searches twice and cites three pages (about 2,000 characters read per page)."""
+    pages = [Page(f"https://news{i}-{k}.example.com/a", f"Page {k} of turn {i}", "본문 내용. " * 300) for k in range(3)]
+    answer = WebAnswer(
+        [Search(f"query {i} a", (pages[0], pages[1])), Search(f"query {i} b", (pages[2],))],
+        parts=[
+            ("찾아본 결과예요. ", []),
+            ("첫째 사실", [pages[0].url]),
+            (", 둘째 사실", [pages[1].url, pages[2].url]),
+            (". 참고하세요.", []),
+        ],  # fmt: skip
+    )
+    return WEB_QUESTIONS[i % len(WEB_QUESTIONS)], answer
+
+
+def script(turns: int, seed: int, web: bool = False) -> list[tuple[str, Any]]:
+    """(user text, scripted reply) per turn: facts every few turns (a tool call), questions, small talk;
+    with ``web`` every fifth turn (that is no fact turn) searches."""
     rng = random.Random(seed)
     out: list[tuple[str, Any]] = []
     facts = list(FACT_LINES)
     for i in range(turns):
-        if facts and i % 9 == 1:
+        if web and i % 5 == 3:
+            out.append(web_turn(i))
+        elif facts and i % 9 == 1:
             line, fact = facts.pop(0)
             out.append((line, ToolCalls([("remember", {"text": fact})], text="알겠어요, 기억해 둘게요.")))
         elif rng.random() < 0.25:
@@ -122,10 +156,10 @@ class SimClock:
         return self.seconds
 
 
-async def play(turns: int, model_name: str, seed: int) -> tuple[list[TurnRow], int]:
+async def play(turns: int, model_name: str, seed: int, web: bool = False) -> tuple[list[TurnRow], int]:
     clock = SimClock()
     server = FakeAnthropic(clock=clock.monotonic).start()
-    plan = script(turns, seed)
+    plan = script(turns, seed, web)
     summaries = 0
     pending: list[Any] = []
 
@@ -150,6 +184,7 @@ async def play(turns: int, model_name: str, seed: int) -> tuple[list[TurnRow], i
                 summary_budget=Budget(),
                 recall=RecallIndex(Path(tmp)),
                 tools=reminder_tools(ReminderStore(Path(tmp)), "Asia/Seoul"),
+                web=WebSearch(WebSettings()) if web else None,
             )
             rows: list[TurnRow] = []
             for i, (text, reply) in enumerate(plan, 1):
@@ -193,16 +228,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="claude-sonnet-4-6")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quiet", action="store_true", help="only the totals")
+    parser.add_argument("--web", action="store_true", help="web search on; one turn in five searches")
     args = parser.parse_args(argv)
-    rows, summaries = asyncio.run(play(args.turns, args.model, args.seed))
+    rows, summaries = asyncio.run(play(args.turns, args.model, args.seed, args.web))
     if not args.quiet:
         print(f"{'turn':>4} {'rounds':>6} {'input':>7} {'write':>7} {'read':>7} {'cached':>7} {'cost':>6}")
         for r in rows:
-            print(
-                f"{r.turn:>4} {r.rounds:>6} {r.total:>7,} {r.write:>7,} {r.read:>7,} {r.share:>7.1%} {r.cost:>6.2f}"
-            )
+            print(f"{r.turn:>4} {r.rounds:>6} {r.total:>7,} {r.write:>7,} {r.read:>7,} {r.share:>7.1%} {r.cost:>6.2f}")
     whole, late = total(rows), total(rows[10:])
-    print(f"\nmodel {args.model}; cost relative to no caching (write {WRITE}x, read {READ}x)")
+    web = "; web search on, one turn in five searches" if args.web else ""
+    print(f"\nmodel {args.model}{web}; cost relative to no caching (write {WRITE}x, read {READ}x)")
     print(f"the summarizer was called {summaries} times (its requests are not in these figures)")
     print(f"{'turns':>8} {'input':>9} {'read':>9} {'cached':>7} {'cost':>6}")
     for name, t in ((f"1-{len(rows)}", whole), (f"11-{len(rows)}", late)):

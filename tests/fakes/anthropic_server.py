@@ -297,6 +297,8 @@ class FakeAnthropic(FakeHTTPServer):
         }
         if server_use:
             usage["server_tool_use"] = server_use
+            # what Claude read of the pages counts as input, uncached (it was not in the request)
+            usage["input_tokens"] += estimate_tokens(self.web.read_text(content))
         usage.update(item.usage)
         message = {
             "id": f"msg_fake_{len(self.requests)}",

@@ -137,6 +137,7 @@ class ServerTools:
         self.continuation: WebAnswer | None = None  # a paused reply, continued by the next request
         self.searches = 0  # searches run, in all
         self.fetches = 0
+        self._texts: dict[str, str] = {}  # encrypted token -> the page text it stands for
 
     # -- issuing -------------------------------------------------------------------------
     def _token(self, kind: str, url: str) -> str:
@@ -145,6 +146,23 @@ class ServerTools:
             token = "Eq" + hashlib.sha256(f"{kind}:{url}:{self._ids}".encode()).hexdigest()[:48]
             self._issued[token] = url
         return token
+
+    def _page_token(self, page: Page) -> str:
+        token = self._token("content", page.url)
+        with self._lock:
+            self._texts[token] = page.text
+        return token
+
+    def read_text(self, content: list[dict[str, Any]]) -> str:
+        """The text of the pages found or fetched in ``content`` (what the model read: billed as input)."""
+        out: list[str] = []
+        for block in content:
+            value = block.get("content")
+            if block.get("type") == "web_search_tool_result" and isinstance(value, list):
+                out += [self._texts.get(str(r.get("encrypted_content")), "") for r in value]
+            elif block.get("type") == "web_fetch_tool_result" and isinstance(value, dict):
+                out.append(str(((value.get("content") or {}).get("source") or {}).get("data", "")))
+        return "\n".join(out)
 
     def _tool_id(self) -> str:
         with self._lock:
@@ -200,7 +218,7 @@ class ServerTools:
                             "type": "web_search_result",
                             "url": p.url,
                             "title": p.title,
-                            "encrypted_content": self._token("content", p.url),
+                            "encrypted_content": self._page_token(p),
                             "page_age": p.page_age,
                         }
                         for p in step.pages
