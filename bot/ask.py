@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 from bot.locks import ChatLocks
 from bot.model import Model, ModelError, TextCallback, Usage
 from bot.prompt import build_system
+from bot.sources import MAX_SOURCES
 from bot.toolloop import ToolLoop, api_message, iso
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
@@ -87,6 +88,8 @@ class Answer:
     tool_rounds: int = 0
     tool_calls: tuple[str, ...] = ()  # names of the tools that ran, in order
     saved: bool = True  # False: the turn could not be written (disk full, read-only); the user must be told
+    sources: tuple[tuple[str, str], ...] = ()  # (title, url) of the web pages listed under ``text``
+    note: str = ""  # the line under the answer when the web could not be searched (also in ``text``)
 
 
 @dataclass(frozen=True)
@@ -359,7 +362,14 @@ class Assistant:
             )
             result = await loop.run(system, messages, ctx, on_text)
             turn = result.stored
-            answer = Answer(result.text, result.usage, result.rounds, result.calls)
+            answer = Answer(
+                result.text,
+                result.usage,
+                result.rounds,
+                result.calls,
+                sources=tuple((s.title, s.url) for s in result.web.sources[:MAX_SOURCES]),
+                note=result.note,
+            )
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             self._failed[str(chat_id)] = (q, retry)

@@ -428,6 +428,9 @@ class ChatSession:
         if not self._streamed:
             self.out.write(answer.text)
             self._midline = not answer.text.endswith("\n")
+        elif answer.note or answer.sources:  # streamed: what came after the model's text
+            self.out.write("\n\n" + web_footer(answer))
+            self._midline = True
         self._end_line()
         if not answer.saved:
             self.error(bot_text("error.not_saved", self.lang))
@@ -649,3 +652,14 @@ def _run_session(assistant: Assistant, chat_id: str, settings: Settings, reminde
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def web_footer(answer: Answer) -> str:
+    """The note and the source list under a streamed answer, as plain terminal text (URLs shown whole)."""
+    lines = [answer.note] if answer.note else []
+    if answer.sources:
+        if lines:
+            lines.append("")
+        lines.append("출처 · Sources")
+        lines += [f"{n}. {title}\n   {url}" for n, (title, url) in enumerate(answer.sources, 1)]
+    return "\n".join(lines)

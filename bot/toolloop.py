@@ -49,6 +49,7 @@ class LoopResult:
     rounds: int = 0
     calls: tuple[str, ...] = ()
     web: WebTrail = field(default_factory=WebTrail)
+    note: str = ""  # said under the answer when the web could not be searched
 
 
 class ToolLoop:
@@ -175,6 +176,7 @@ class ToolLoop:
             messages = [*messages, {"role": "assistant", "content": [*carried, *blocks]}, api_message(result_msg)]
             carried, pauses = [], 0
         out.text = with_sources("\n\n".join(shown), trail, note)
+        out.note = note
         out.calls = tuple(calls)
         return out
 

@@ -246,3 +246,49 @@ def test_doctor_says_whether_search_works(data_dir, fake_anthropic: FakeAnthropi
     assert lines_of(lines, "websearch")[0].startswith("problem  websearch: web search is not enabled")
     _, lines = run_doctor({**env, "WEB_SEARCH": "off"})
     assert lines_of(lines, "websearch")[0].startswith("note     websearch: off")
+
+
+def assistant_for(server: FakeAnthropic, data_dir, **kw):
+    from bot.ask import Assistant
+    from memory.recall import RecallIndex
+    from memory.transcript import Transcript
+
+    return Assistant(
+        transcript=Transcript(data_dir),
+        model=model_for(server),
+        now=lambda: NOW,
+        recall=RecallIndex(data_dir),
+        web=WebSearch(WebSettings()),
+        **kw,
+    )
+
+
+def test_the_terminal_shows_the_sources_under_a_streamed_answer(fake_anthropic: FakeAnthropic, data_dir):
+    import io
+
+    from bot.cli import ChatSession, stream_reader
+
+    fake_anthropic.reply(two_searches())
+    out = io.StringIO()
+    session = ChatSession(assistant_for(fake_anthropic, data_dir), "local", out=out, err=io.StringIO(), lang="ko")
+    session.run(stream_reader(io.StringIO("서울 날씨?\n")))
+    shown = out.getvalue()
+    assert "미세먼지는 좋음입니다.\n\n출처 · Sources\n1. 서울 날씨 [속보]\n   https://news.example.kr/a?id=1\n" in shown
+    assert "3. 기상청\n   https://www.kma.go.kr/\n" in shown
+
+
+async def test_recalled_turns_keep_their_sources_as_the_assistants(fake_anthropic: FakeAnthropic, data_dir):
+    from memory.recall.block import hit_lines
+
+    assistant = assistant_for(fake_anthropic, data_dir)
+    fake_anthropic.reply(two_searches())
+    await assistant.ask(1, "서울 날씨?")
+    await assistant.maintain(1)
+    records = [e.data for e in assistant.transcript.read(1)]
+    users = [r for r in records if r["role"] == "user"]
+    assert users == [{"role": "user", "content": "서울 날씨?", "at": NOW.isoformat()}]  # no page is the user's
+    hits = assistant.search(1, "기상청")
+    assert [h.role for h in hits if "kma.go.kr" in h.content] == ["assistant"]
+    assert all("kma.go.kr" not in h.content for h in hits if h.role == "user")
+    line = hit_lines([h for h in hits if h.role == "assistant"], "Asia/Seoul", width=1000)[0]
+    assert " assistant: 찾아볼게요." in line and "출처 · Sources" in line and "https://www.kma.go.kr/" in line
