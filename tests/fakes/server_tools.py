@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.messages_rules import InvalidRequest
+from tests.fakes.scripts import DEFAULT_THINKING
 
 SEARCH_TYPES = ("web_search_20250305", "web_search_20260209", "web_search_20260318")
 FETCH_TYPES = ("web_fetch_20250910", "web_fetch_20260209", "web_fetch_20260309", "web_fetch_20260318")
@@ -76,6 +77,7 @@ class WebAnswer:
     chunk: int = 20
     delay: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
+    thinking: str | None = DEFAULT_THINKING  # on models that think, the reply begins with it
     # filled by the fake while it answers
     done: int = 0  # steps answered so far (over pause_turn continuations)
     issued: list[dict[str, Any]] = field(default_factory=list)  # the blocks sent so far, to check continuations
@@ -335,8 +337,9 @@ class ServerTools:
         last = messages[-1] if messages else {}
         if not isinstance(last, Mapping) or last.get("role") != "assistant":
             return  # not a continuation (a new question): the paused turn is simply dropped
-        sent = [b for b in last.get("content") or [] if isinstance(b, Mapping) and b.get("type") != "thinking"]
-        if _plain(sent) != _plain([b for b in paused.issued if b.get("type") != "thinking"]):
+        thinking = ("thinking", "redacted_thinking")
+        sent = [b for b in last.get("content") or [] if isinstance(b, Mapping) and b.get("type") not in thinking]
+        if _plain(sent) != _plain([b for b in paused.issued if b.get("type") not in thinking]):
             raise InvalidRequest(
                 f"messages.{len(messages) - 1}: the content of a paused turn must be sent back unchanged"
             )
