@@ -30,7 +30,8 @@ from zoneinfo import ZoneInfo
 
 from bot.locks import ChatLocks
 from bot.model import Model, ModelError, TextCallback, Usage
-from bot.prompt import build_system
+from bot.prompt import build_system, mark_question, turn_message
+from bot.texts import lang_of_text
 from bot.toolloop import ToolLoop, api_message, iso
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
@@ -227,10 +228,19 @@ class Assistant:
         return [*question.attachments, {"type": "text", "text": question.text or "(사진 / photo)"}]
 
     def build_request(
-        self, chat_id: ChatId, question: Question, *, now: datetime, drop_last_turn: bool = False
+        self,
+        chat_id: ChatId,
+        question: Question,
+        *,
+        now: datetime,
+        drop_last_turn: bool = False,
+        system_messages: bool = False,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
 
+        The time line and related memories go at the end of the system prompt, or with
+        ``system_messages`` in a mid-conversation system message after the question (then the
+        system prompt stays the same all conversation long, and the turns before are cached).
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
@@ -241,14 +251,19 @@ class Assistant:
         if first_verbatim is None:
             first_verbatim = stored[-1][OFFSET] if stored and not window else None
         related = self._related(chat_id, question.text, now, first_verbatim)
+        volatile = [related] if related else []
         system = build_system(
             now,
             self.timezone,
             summary=summary.text if summary else None,
             facts=self.facts.list(chat_id),
-            volatile=[related] if related else (),
+            volatile=() if system_messages else volatile,
+            time=not system_messages,
         )
-        return system, [*history, {"role": "user", "content": self.question_content(question)}]
+        messages = [*history, {"role": "user", "content": self.question_content(question)}]
+        if system_messages:
+            return system, [*mark_question(messages), turn_message(now, self.timezone, volatile)]
+        return system, messages
 
     def _related(self, chat_id: ChatId, text: str, now: datetime, before: int | None) -> str | None:
         """The related-memories block for this question, or None (recall off, nothing relevant, or it failed)."""
@@ -341,26 +356,28 @@ class Assistant:
         if valid_text(q.text) != q.text:
             q = replace(q, text=valid_text(q.text))
         try:
-            system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
-            source = {"offset": offset, "at": _iso(asked_at)}
-            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
-            loop = ToolLoop(
-                self.model,
-                self.toolbox,
-                max_rounds=self.max_tool_rounds,
-                max_tokens=self.max_tokens,
-                now=self.now,
-                spend=lambda kind, reply: self.spend(
-                    chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage
-                ),
-            )
-            result = await loop.run(system, messages, ctx, on_text)
+            wants = getattr(self.model, "wants_system_messages", None)
+            in_messages = bool(await wants()) if wants is not None else False
+            try:
+                result, offset = await self._run_loop(chat_id, q, asked_at, retry, in_messages, on_text)
+            except ModelError as e:
+                if e.kind != "system_messages" or not in_messages:
+                    raise
+                # this model takes no mid-conversation system message (now remembered): the old layout
+                log.info("chat %s: %s takes no system messages; time line back in the system prompt", chat_id,
+                         self.model.name)  # fmt: skip
+                result, offset = await self._run_loop(chat_id, q, asked_at, retry, False, on_text)
             turn = result.stored
             answer = Answer(result.text, result.usage, result.rounds, result.calls)
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
-            self._failed[str(chat_id)] = (q, retry)
-            await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
+            if e.kind == "refusal":
+                # a refused question is neither stored nor kept for /retry: it is not replayed
+                self._failed.pop(str(chat_id), None)
+                await asyncio.to_thread(self.pending.clear, chat_id)
+            else:
+                self._failed[str(chat_id)] = (q, retry)
+                await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
             log_turn(chat_id, latency=time.monotonic() - started, usage=None, tool_rounds=0, outcome=e.kind,
                      question=q.text)  # fmt: skip
             raise
@@ -381,6 +398,29 @@ class Assistant:
         log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
                  outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
         return answer
+
+    async def _run_loop(
+        self,
+        chat_id: ChatId,
+        q: Question,
+        asked_at: datetime,
+        retry: bool,
+        system_messages: bool,
+        on_text: TextCallback | None,
+    ) -> tuple[Any, int]:
+        system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry, system_messages)
+        source = {"offset": offset, "at": _iso(asked_at)}
+        ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id)
+        loop = ToolLoop(
+            self.model,
+            self.toolbox,
+            max_rounds=self.max_tool_rounds,
+            max_tokens=self.max_tokens,
+            now=self.now,
+            spend=lambda kind, reply: self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage),
+            lang=lang_of_text(q.text),
+        )
+        return await loop.run(system, messages, ctx, on_text), offset
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
         self.transcript.append(chat_id, stored)
@@ -403,11 +443,13 @@ class Assistant:
         return Question(str(data["text"]), meta=meta), bool(data.get("retry"))
 
     def _prepare(
-        self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool
+        self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool, system_messages: bool = False
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
         """The request and the transcript offset where this turn will be stored (file reads: off the loop)."""
         offset = self.transcript.size(chat_id)
-        system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
+        system, messages = self.build_request(
+            chat_id, q, now=asked_at, drop_last_turn=retry, system_messages=system_messages
+        )
         return system, messages, offset
 
     async def maintain(self, chat_id: ChatId, *, user_id: int | None = None, wait: bool = True) -> None:

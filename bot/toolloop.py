@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import with_cache_breakpoint
+from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
 from memory.content import api_content
 
@@ -43,6 +44,18 @@ class LoopResult:
     usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     calls: tuple[str, ...] = ()
+    notice: str = ""  # shown after the answer, never stored (e.g. "the answer was cut")
+
+
+THINKING = ("thinking", "redacted_thinking")
+MAX_PAUSES = 4
+"""How many times one question's turn may be continued after ``pause_turn`` (server tools)."""
+
+
+def without_thinking(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks to store: a completed turn is kept without its thinking (allowed: thinking from
+    earlier turns may be dropped; only the current turn's must go back, verbatim)."""
+    return [b for b in blocks if b.get("type") not in THINKING]
 
 
 class ToolLoop:
@@ -55,6 +68,7 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
+        lang: str = "ko",
     ) -> None:
         self.model = model
         self.toolbox = toolbox
@@ -62,6 +76,7 @@ class ToolLoop:
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
+        self.lang = lang
 
     async def run(
         self,
@@ -70,44 +85,79 @@ class ToolLoop:
         ctx: ToolContext,
         on_text: TextCallback | None,
     ) -> LoopResult:
-        """Raises ModelError when a call fails or the final answer is empty (nothing is stored then)."""
+        """Raises ModelError when a call fails, the model refuses, a tool call was cut by the output
+        limit, or the final answer is empty (nothing is stored then)."""
         schemas = self.toolbox.schemas()
         out = LoopResult()
         shown: list[str] = []
         calls: list[str] = []
         separate = False  # text was shown before this round: start the next text on a new paragraph
+        paused: list[dict[str, Any]] = []  # blocks of a turn paused by the API (pause_turn), sent back as they came
+        pauses = 0
+
+        fed = False  # something was streamed already
+        ended_in_progress = False  # the last thing streamed was a progress line (it ends its own paragraph)
 
         async def feed(delta: str) -> None:
-            nonlocal separate
+            nonlocal separate, fed, ended_in_progress
             if on_text is None or not delta:
                 return
+            fed, ended_in_progress = True, False
             if separate:
                 separate = False
                 await on_text("\n\n")
             await on_text(delta)
 
+        async def progress(name: str) -> None:
+            # between tool calls the 5.5 models write their notes as thinking: show what is being done
+            nonlocal separate, fed, ended_in_progress
+            if on_text is None:
+                return
+            await on_text(("\n\n" if fed else "") + progress_text(name, self.lang) + "\n\n")
+            fed, separate, ended_in_progress = True, False, True
+
         while True:
             may_use_tools = out.rounds < self.max_rounds
+            sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             reply: Reply = await self.model.complete(
                 system=system,
-                messages=with_cache_breakpoint(messages) if out.rounds else messages,
+                messages=with_cache_breakpoint(sent) if out.rounds else sent,
                 max_tokens=self.max_tokens,
                 on_text=feed,
                 tools=schemas or None,
                 tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
+                on_tool=progress if may_use_tools and schemas else None,
             )
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
             text = reply.text.strip()
             if text:
                 shown.append(text)
-                separate = True
+                separate = not ended_in_progress
+            blocks = [*paused, *reply.blocks]  # this assistant turn so far, exactly as received
+            if reply.stop_reason == "pause_turn":
+                pauses += 1
+                if pauses > MAX_PAUSES:
+                    raise ModelError("server", "pause_turn repeated")
+                paused = blocks
+                continue
+            paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = reply.tool_calls if may_use_tools else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if may_use_tools else []
+            cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
+            if tool_uses and cut:
+                # the last tool call's input is incomplete: never run it (nor store the turn)
+                raise ModelError("cut" if reply.stop_reason == "max_tokens" else "context_full", "in a tool call")
             if not tool_uses:
-                if not text:
-                    raise ModelError("empty", f"stop_reason={reply.stop_reason}")
-                out.stored.append({"role": "assistant", "content": text, **record})
+                texts = (str(b.get("text", "")).strip() for b in blocks if b.get("type") == "text")
+                final = "\n\n".join(t for t in texts if t)
+                if not final:
+                    kind = {"max_tokens": "cut", CONTEXT_FULL: "context_full"}.get(str(reply.stop_reason), "empty")
+                    raise ModelError(kind, f"stop_reason={reply.stop_reason}")
+                out.stored.append({"role": "assistant", "content": final, **record})
+                if cut:  # the answer stopped at a limit: said after it, not stored
+                    why = "cut" if reply.stop_reason == "max_tokens" else "context_full"
+                    out.notice = progress_text(why, self.lang)
                 break
             out.rounds += 1
             results: list[dict[str, Any]] = []
@@ -121,10 +171,13 @@ class ToolLoop:
                     block["is_error"] = True
                 results.append(block)
                 log.info("chat %s: tool %s%s", ctx.chat_id, name, " (error)" if result.is_error else "")
-            assistant_msg = {"role": "assistant", "content": api_content(reply.blocks), **record}
+            assistant_msg = {"role": "assistant", "content": api_content(without_thinking(blocks)), **record}
             result_msg = {"role": "user", "content": results, "at": iso(self.now())}
             out.stored += [assistant_msg, result_msg]
-            messages = [*messages, api_message(assistant_msg), api_message(result_msg)]
+            # the current turn goes back verbatim: thinking blocks with their signatures, in order
+            messages = [*messages, {"role": "assistant", "content": blocks}, api_message(result_msg)]
         out.text = "\n\n".join(shown)
+        if out.notice:
+            out.text = f"{out.text}\n\n{out.notice}"
         out.calls = tuple(calls)
         return out
