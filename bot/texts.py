@@ -62,6 +62,28 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 모델이 요청 형식을 거부했어요. 다시 보내 주세요.",
         "en": "⚠️ The model refused the request's layout. Please send it again.",
     },
+    "model.current": {
+        "ko": "🤖 지금 모델: {name}\n{info}",
+        "en": "🤖 Current model: {name}\n{info}",
+    },
+    "model.others": {"ko": "고를 수 있는 다른 모델: {names}", "en": "Other models available: {names}"},
+    "model.usage": {
+        "ko": "/model <모델 id> 로 바꾸고, /model refresh 로 정보를 새로 읽어요. 바꾼 모델은 재시작해도 유지돼요.",
+        "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
+    },
+    "model.switched": {
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
+        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+    },
+    "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
+    "model.unknown": {
+        "ko": "⚠️ {name} 모델을 찾을 수 없어요. /model 로 고를 수 있는 모델을 보세요.",
+        "en": "⚠️ There is no model {name} on this endpoint. /model lists the available ones.",
+    },
+    "model.unsupported": {
+        "ko": "이 모델({name})은 바꿀 수 없어요.",
+        "en": "This model ({name}) cannot be switched.",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
