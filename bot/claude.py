@@ -66,7 +66,7 @@ ERROR_KINDS = {
 }
 """The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
 
-SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "role: system")
+SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
 """How a 400 for a mid-conversation system message on a model without them reads."""
 
 
@@ -270,7 +270,8 @@ class ClaudeModel:
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
             kind = error_kind(e)
-            if kind == "bad_request" and any(p in str(e) for p in SYSTEM_ROLE_REFUSED):
+            sent_system = any(m.get("role") == "system" for m in messages)
+            if kind == "bad_request" and sent_system and any(p in str(e) for p in SYSTEM_ROLE_REFUSED):
                 self.catalog.learn(self.name, system_messages=False)
                 raise ModelError("system_messages", str(e)) from e
             raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e

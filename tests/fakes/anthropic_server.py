@@ -90,7 +90,8 @@ __all__ = [
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    content = body["messages"][-1]["content"]
+    users = [m for m in body["messages"] if m.get("role") != "system"]  # a system message may follow the question
+    content = (users or body["messages"])[-1]["content"]
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
