@@ -102,6 +102,7 @@ def check(name: str, *, network: bool = False, default: bool = True) -> Callable
 def registered() -> list[Check]:
     """All checks (importing the modules that register them)."""
     import bot.doctor_checks  # noqa: F401
+    import bot.doctor_model  # noqa: F401
     import bot.doctor_net  # noqa: F401
     import bot.doctor_owner  # noqa: F401
     import bot.doctor_web  # noqa: F401

@@ -38,6 +38,52 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 빈 답이 왔어요. 다시 보내 주세요.",
         "en": "⚠️ The answer was empty. Please send it again.",
     },
+    "error.refusal": {
+        "ko": "🙅 이 요청에는 답할 수 없어요. 다른 질문을 해 주세요. (이 대화는 기록하지 않았어요)",
+        "en": "🙅 I can't help with that request. Please ask something else. (This exchange was not recorded.)",
+    },
+    "error.cut": {
+        "ko": "⚠️ 답이 길어 중간에 잘렸어요 (출력 한도). 더 짧게 답해 달라고 하거나 나눠서 물어봐 주세요.",
+        "en": "⚠️ The answer was cut off (output limit). Ask for a shorter answer, or split the question.",
+    },
+    "error.context_full": {
+        "ko": "⚠️ 대화가 모델이 읽을 수 있는 길이를 넘었어요. /reset 으로 새로 시작하거나 잠시 후 다시 보내 주세요.",
+        "en": "⚠️ The conversation no longer fits the model's context window. /reset starts afresh; or try later.",
+    },
+    "error.not_found": {
+        "ko": "⚠️ 설정된 Claude 모델을 찾을 수 없어요. 관리자가 /model 로 다른 모델을 골라야 해요.",
+        "en": "⚠️ The configured Claude model was not found. The owner can choose another one with /model.",
+    },
+    "error.too_large": {
+        "ko": "⚠️ 요청이 너무 커서 거부됐어요 (첨부 파일이 크거나 너무 많아요). 더 작게 보내 주세요.",
+        "en": "⚠️ The request was too large for the API (attachments too big or too many). Please send less.",
+    },
+    "error.system_messages": {
+        "ko": "⚠️ 모델이 요청 형식을 거부했어요. 다시 보내 주세요.",
+        "en": "⚠️ The model refused the request's layout. Please send it again.",
+    },
+    "model.current": {
+        "ko": "🤖 지금 모델: {name}\n{info}",
+        "en": "🤖 Current model: {name}\n{info}",
+    },
+    "model.others": {"ko": "고를 수 있는 다른 모델: {names}", "en": "Other models available: {names}"},
+    "model.usage": {
+        "ko": "/model <모델 id> 로 바꾸고, /model refresh 로 정보를 새로 읽어요. 바꾼 모델은 재시작해도 유지돼요.",
+        "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
+    },
+    "model.switched": {
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
+        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+    },
+    "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
+    "model.unknown": {
+        "ko": "⚠️ {name} 모델을 찾을 수 없어요. /model 로 고를 수 있는 모델을 보세요.",
+        "en": "⚠️ There is no model {name} on this endpoint. /model lists the available ones.",
+    },
+    "model.unsupported": {
+        "ko": "이 모델({name})은 바꿀 수 없어요.",
+        "en": "This model ({name}) cannot be switched.",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
@@ -443,6 +489,35 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "cmd.reminders": {"ko": "예정된 알림 보기·취소", "en": "Pending reminders (list, cancel)"},
 }
+
+
+PROGRESS: dict[str, dict[str, str]] = {
+    "search_memory": {"ko": "🔎 기억을 찾는 중…", "en": "🔎 Searching memory…"},
+    "remember": {"ko": "📝 기억해 두는 중…", "en": "📝 Saving to memory…"},
+    "forget": {"ko": "🧹 기억에서 지우는 중…", "en": "🧹 Removing from memory…"},
+    "set_reminder": {"ko": "⏰ 알림을 맞추는 중…", "en": "⏰ Setting a reminder…"},
+    "list_reminders": {"ko": "⏰ 알림을 확인하는 중…", "en": "⏰ Checking reminders…"},
+    "cancel_reminder": {"ko": "⏰ 알림을 취소하는 중…", "en": "⏰ Cancelling a reminder…"},
+    "web_search": {"ko": "🌐 웹에서 찾는 중…", "en": "🌐 Searching the web…"},
+    "tool": {"ko": "⚙️ 처리하는 중…", "en": "⚙️ Working on it…"},
+    "cut": {"ko": "✂️ (답이 길어 여기서 잘렸어요)", "en": "✂️ (The answer was cut off here: it was too long.)"},
+    "context_full": {
+        "ko": "✂️ (대화가 너무 길어 답이 여기서 끊겼어요. /reset 으로 새로 시작할 수 있어요)",
+        "en": "✂️ (The conversation is too long: the answer stopped here. /reset starts afresh.)",
+    },
+}
+"""What the user sees in the streamed preview while a tool runs, and notices after a cut answer."""
+
+
+def progress_text(name: str, lang: str = "ko") -> str:
+    return lookup(PROGRESS, name if name in PROGRESS else "tool", lang)
+
+
+def lang_of_text(text: str) -> str:
+    """Korean when the text has Hangul (or no letters at all), else English."""
+    if any("\uac00" <= c <= "\ud7a3" or "\u3131" <= c <= "\u318e" for c in text):
+        return "ko"
+    return "en" if any(c.isalpha() for c in text) else "ko"
 
 
 def lang_of(language_code: str | None) -> str:

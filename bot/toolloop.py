@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
 from bot.prompt import with_cache_breakpoint
 from bot.sources import WebTrail, storable, with_sources
+from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
 from bot.websearch import WebSearch, search_disabled_error
 from memory.content import api_content
@@ -25,8 +26,6 @@ from memory.content import api_content
 log = logging.getLogger(__name__)
 
 NO_TOOLS = {"type": "none"}
-MAX_PAUSES = 6
-"""``pause_turn`` continuations per question (the API pauses a long server-side search loop)."""
 NO_SEARCH_NOTE = "⚠️ 웹 검색을 하지 못해 검색 없이 답했어요. / Could not search the web; answered without it."
 
 
@@ -48,8 +47,20 @@ class LoopResult:
     usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     calls: tuple[str, ...] = ()
-    web: WebTrail = field(default_factory=WebTrail)
-    note: str = ""  # said under the answer when the web could not be searched
+    notice: str = ""  # shown after the answer, never stored (e.g. "the answer was cut")
+    web: WebTrail = field(default_factory=WebTrail)  # what the web search found and cited
+    note: str = ""  # said under the answer (and stored) when the web could not be searched
+
+
+THINKING = ("thinking", "redacted_thinking")
+MAX_PAUSES = 4
+"""How many times one question's turn may be continued after ``pause_turn`` (server tools)."""
+
+
+def without_thinking(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks to store: a completed turn is kept without its thinking (allowed: thinking from
+    earlier turns may be dropped; only the current turn's must go back, verbatim)."""
+    return [b for b in blocks if b.get("type") not in THINKING]
 
 
 class ToolLoop:
@@ -62,6 +73,7 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
+        lang: str = "ko",
         web: WebSearch | None = None,
     ) -> None:
         self.model = model
@@ -71,6 +83,7 @@ class ToolLoop:
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
+        self.lang = lang
 
     async def run(
         self,
@@ -79,81 +92,103 @@ class ToolLoop:
         ctx: ToolContext,
         on_text: TextCallback | None,
     ) -> LoopResult:
-        """Raises ModelError when a call fails or the final answer is empty (nothing is stored then)."""
+        """Raises ModelError when a call fails, the model refuses, a tool call was cut by the output
+        limit, or the final answer is empty (nothing is stored then)."""
         schemas = self.toolbox.schemas()
-        server = self.web.tools() if self.web is not None else []
+        server = self.web.tools() if self.web is not None else []  # after ours: the cached prefix never moves
         out = LoopResult()
         trail = out.web
+        note = ""
         shown: list[str] = []
         calls: list[str] = []
-        carried: list[dict[str, Any]] = []  # content of paused responses (pause_turn), continued by the next
-        pauses = 0
-        note = ""
         separate = False  # text was shown before this round: start the next text on a new paragraph
+        paused: list[dict[str, Any]] = []  # blocks of a turn paused by the API (pause_turn), sent back as they came
+        pauses = 0
+
+        fed = False  # something was streamed already
+        ended_in_progress = False  # the last thing streamed was a progress line (it ends its own paragraph)
 
         async def feed(delta: str) -> None:
-            nonlocal separate
+            nonlocal separate, fed, ended_in_progress
             if on_text is None or not delta:
                 return
+            fed, ended_in_progress = True, False
             if separate:
                 separate = False
                 await on_text("\n\n")
             await on_text(delta)
 
+        async def progress(name: str) -> None:
+            # between tool calls the 5.5 models write their notes as thinking: show what is being done
+            nonlocal separate, fed, ended_in_progress
+            if on_text is None:
+                return
+            await on_text(("\n\n" if fed else "") + progress_text(name, self.lang) + "\n\n")
+            fed, separate, ended_in_progress = True, False, True
+
         while True:
             may_use_tools = out.rounds < self.max_rounds
+            sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             tools = [*schemas, *server]
-            request = with_cache_breakpoint(messages) if out.rounds or pauses else messages
             try:
                 reply: Reply = await self.model.complete(
                     system=system,
-                    messages=request,
+                    messages=with_cache_breakpoint(sent) if out.rounds or paused else sent,
                     max_tokens=self.max_tokens,
                     on_text=feed,
                     tools=tools or None,
                     tool_choice=None if may_use_tools or not tools else dict(NO_TOOLS),
+                    on_tool=progress if may_use_tools and tools else None,
                 )
             except ModelError as e:
                 if not server or not self._search_failed(e, ctx):
                     raise
-                # answer without searching: the same request without the server tools, once
+                # answer without searching: the same request without the web tools (and their blocks), once
                 server, note = [], NO_SEARCH_NOTE
-                messages = _without_server_blocks(messages)
-                carried = storable(carried)
+                messages, paused = _without_server_blocks(messages), storable(paused)
                 continue
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
-            blocks = [b for b in reply.blocks if b.get("type") != "text" or str(b.get("text", "")).strip()]
             trail.add_reply(
-                blocks, {"web_search_requests": reply.usage.web_searches, "web_fetch_requests": reply.usage.web_fetches}
+                reply.blocks,
+                {"web_search_requests": reply.usage.web_searches, "web_fetch_requests": reply.usage.web_fetches},
             )
-            text = joined_text(blocks) if reply.content else reply.text.strip()
+            text = joined_text(reply.blocks) if reply.content else reply.text.strip()
             if text:
                 shown.append(text)
-                separate = True
-            if reply.stop_reason == "pause_turn" and pauses < MAX_PAUSES and blocks:
-                # the server paused a long search loop: send its content back as is, and it goes on
-                if carried:
-                    messages = messages[:-1]
+                separate = not ended_in_progress
+            blocks = [*paused, *reply.blocks]  # this assistant turn so far, exactly as received
+            if reply.stop_reason == "pause_turn":
                 pauses += 1
-                carried += blocks
-                messages = [*messages, {"role": "assistant", "content": list(carried)}]
+                if pauses > MAX_PAUSES:
+                    raise ModelError("server", "pause_turn repeated")
+                paused = blocks
                 continue
+            paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = reply.tool_calls if may_use_tools else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if may_use_tools else []
+            cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
+            if tool_uses and cut:
+                # the last tool call's input is incomplete: never run it (nor store the turn)
+                raise ModelError("cut" if reply.stop_reason == "max_tokens" else "context_full", "in a tool call")
             if not tool_uses:
-                final = joined_text([*carried, *blocks])
-                if not final.strip() and not text:
-                    raise ModelError("empty", f"stop_reason={reply.stop_reason}")
+                final = joined_text(blocks)  # text blocks split by citations joined back, searches as gaps
+                if not final:
+                    kind = {"max_tokens": "cut", CONTEXT_FULL: "context_full"}.get(str(reply.stop_reason), "empty")
+                    raise ModelError(kind, f"stop_reason={reply.stop_reason}")
                 if trail.failed and not note:
                     note = NO_SEARCH_NOTE
                     log.warning("chat %s: web search failed (%s)", ctx.chat_id, ", ".join(sorted(set(trail.errors))))
+                # stored: what the user saw (the answer and its sources), never the encrypted results
                 stored: dict[str, Any] = {"role": "assistant", "content": with_sources(final, trail, note), **record}
                 if trail.sources:
                     stored["sources"] = trail.stored()
                 if trail.searches or trail.fetches or trail.errors:
                     stored["web"] = {"searches": trail.searches, "fetches": trail.fetches}
                 out.stored.append(stored)
+                if cut:  # the answer stopped at a limit: said after it, not stored
+                    why = "cut" if reply.stop_reason == "max_tokens" else "context_full"
+                    out.notice = progress_text(why, self.lang)
                 break
             out.rounds += 1
             results: list[dict[str, Any]] = []
@@ -167,16 +202,15 @@ class ToolLoop:
                     block["is_error"] = True
                 results.append(block)
                 log.info("chat %s: tool %s%s", ctx.chat_id, name, " (error)" if result.is_error else "")
-            # stored: without the encrypted search results and citations; sent on within this turn: as is
-            assistant_msg = {"role": "assistant", "content": api_content(storable([*carried, *blocks])), **record}
+            assistant_msg = {"role": "assistant", "content": api_content(storable(without_thinking(blocks))), **record}
             result_msg = {"role": "user", "content": results, "at": iso(self.now())}
             out.stored += [assistant_msg, result_msg]
-            if carried:
-                messages = messages[:-1]  # the paused assistant message, continued by this reply
-            messages = [*messages, {"role": "assistant", "content": [*carried, *blocks]}, api_message(result_msg)]
-            carried, pauses = [], 0
+            # the current turn goes back verbatim: thinking blocks with their signatures, in order
+            messages = [*messages, {"role": "assistant", "content": blocks}, api_message(result_msg)]
         out.text = with_sources("\n\n".join(shown), trail, note)
         out.note = note
+        if out.notice:
+            out.text = f"{out.text}\n\n{out.notice}"
         out.calls = tuple(calls)
         return out
 
@@ -195,11 +229,14 @@ class ToolLoop:
 
 def joined_text(blocks: list[dict[str, Any]]) -> str:
     """The text of content blocks: adjacent text blocks (split by citations) joined as they are,
-    a new paragraph where a search or another block came between them."""
+    a new paragraph where a search or a tool call came between them (thinking is no gap)."""
     out = ""
     gap = False
     for b in blocks:
-        if b.get("type") != "text":
+        kind = b.get("type")
+        if kind in THINKING:
+            continue
+        if kind != "text":
             gap = bool(out)
             continue
         piece = str(b.get("text", ""))

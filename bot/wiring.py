@@ -6,6 +6,7 @@ from bot.ask import Assistant, SpendSink
 from bot.claude import ClaudeModel
 from bot.config import Settings
 from bot.model import Usage
+from bot.modelinfo import ModelCatalog
 from bot.summarizer import Summarizer
 from bot.tools.reminders import MayCreate, reminder_tools
 from bot.upkeep import payer
@@ -14,6 +15,9 @@ from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget
 from memory.transcript import Transcript
+
+SUMMARY_MAX_TOKENS = 8192
+"""Output limit of a summary: a memo of SUMMARY_MAX_CHARS at most, plus the thinking of the lowest setting."""
 
 
 def make_assistant(
@@ -31,18 +35,26 @@ def make_assistant(
     It is read when a reminder is set, so a front end may set ``assistant.may_remind`` later
     (the Telegram bot does, once its limits are loaded).
     """
+    catalog = ModelCatalog(settings.data_dir)
     model = ClaudeModel(
-        settings.anthropic_model,
+        catalog.selected or settings.anthropic_model,  # the owner's /model choice outlives restarts
         api_key=settings.anthropic_api_key,
         max_tokens=settings.max_tokens,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout,
+        effort=settings.effort,
+        catalog=catalog,
     )
-    summary_model = model
-    if settings.summary_model and settings.summary_model != settings.anthropic_model:
-        # the same HTTP client (closed with the chat model's at shutdown), another model name
-        summary_model = ClaudeModel(settings.summary_model, share=model, max_tokens=2048)
-    summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars)
+    # the summarizer asks for the least thinking each model accepts, on the same HTTP client;
+    # without SUMMARY_MODEL it follows the chat model (also after a /model switch)
+    summary_model = ClaudeModel(
+        settings.summary_model or model.name,
+        share=model,
+        max_tokens=SUMMARY_MAX_TOKENS,
+        purpose="lowest",
+        follow=None if settings.summary_model else model,
+    )
+    summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars, max_tokens=SUMMARY_MAX_TOKENS)
     assistant = Assistant(
         transcript=Transcript(settings.data_dir),
         model=model,

@@ -20,6 +20,7 @@ from bot.texts import t as bot_text
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import convo
 
 
 def run_chat(assistant: Assistant, *lines: str, lang: str = "ko", chat: str = "local", catch_sigint: bool = False):
@@ -360,7 +361,7 @@ def test_main_runs_a_session_with_the_real_client(
     assert cli.main() == 0
     out = capsys.readouterr().out
     assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
-    assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": "hello from the keyboard"}]
+    assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "hello from the keyboard"}]
     assert contents(Transcript(other), "kbd") == ["hello from the keyboard", "echo: hello from the keyboard"]
 
 

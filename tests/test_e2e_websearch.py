@@ -12,7 +12,7 @@ from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import FakeAnthropic, Text
 from tests.fakes.server_tools import Page, Search, WebAnswer
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CHAT = 4343  # an allowed user, not the owner
 P1 = Page("https://news.example.kr/a?id=1&s=2", "서울 날씨 <속보> & 전망")
@@ -80,7 +80,7 @@ def test_a_question_that_searches_twice_and_cites_three_pages(
     assert fake_anthropic.rejected == []
     nxt = fake_anthropic.requests[-1]
     assert server_blocks(nxt) == []
-    assert nxt["messages"][-2] == {"role": "assistant", "content": answer["content"]}
+    assert convo(nxt)[-2] == {"role": "assistant", "content": answer["content"]}
     assert nxt["tools"] == first["tools"]
 
     # /stats: two searches, priced $10 per 1,000 on top of the tokens

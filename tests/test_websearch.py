@@ -103,7 +103,7 @@ async def test_the_fake_rejects_replayed_or_edited_search_results(fake_anthropic
     reply = await model_for(fake_anthropic).complete(
         system=SYSTEM, messages=[{"role": "user", "content": "q"}], tools=web.tools()
     )
-    blocks = reply.blocks
+    blocks = [b for b in reply.blocks if b["type"] != "thinking"]  # an earlier turn's thinking may be left out
     assert [b["type"] for b in blocks][:3] == ["text", "server_tool_use", "web_search_tool_result"]
     edited = [dict(b) for b in blocks]
     result = next(b for b in edited if b["type"] == "web_search_tool_result")
@@ -248,6 +248,10 @@ def test_doctor_says_whether_search_works(data_dir, fake_anthropic: FakeAnthropi
     assert lines_of(lines, "websearch")[0].startswith("note     websearch: off")
 
 
+def web_tools() -> list[dict]:
+    return WebSearch(WebSettings()).tools()
+
+
 def assistant_for(server: FakeAnthropic, data_dir, **kw):
     from bot.ask import Assistant
     from memory.recall import RecallIndex
@@ -292,3 +296,23 @@ async def test_recalled_turns_keep_their_sources_as_the_assistants(fake_anthropi
     assert all("kma.go.kr" not in h.content for h in hits if h.role == "user")
     line = hit_lines([h for h in hits if h.role == "assistant"], "Asia/Seoul", width=1000)[0]
     assert " assistant: 찾아볼게요." in line and "출처 · Sources" in line and "https://www.kma.go.kr/" in line
+
+
+async def test_a_model_without_web_search_gets_no_web_tools(fake_anthropic: FakeAnthropic, data_dir):
+    fake_anthropic.add_model("claude-plain-1", "claude-sonnet-5-5", web_search=False)
+    assistant = assistant_for(fake_anthropic, data_dir)
+    assistant.model.name = "claude-plain-1"  # e.g. after /model; its capabilities say no web search
+    fake_anthropic.reply(Text("검색 없이"))
+    answer = await assistant.ask(1, "뉴스?")
+    assert answer.text == "검색 없이" and fake_anthropic.rejected == []
+    assert all(t.get("type", "custom") == "custom" for t in fake_anthropic.requests[-1].get("tools", []))
+    # the fake refuses what the real API refuses: the tool on that model
+    plain = ClaudeModel("claude-plain-1", client=model_for(fake_anthropic).client)
+    with pytest.raises(ModelError):
+        await plain.complete(system=SYSTEM, messages=[{"role": "user", "content": "x"}], tools=web_tools())
+    assert "not supported on claude-plain-1" in fake_anthropic.rejected[-1]
+    # and back on a model that takes it, the tools are there again
+    assistant.model.name = "claude-sonnet-5-5"
+    fake_anthropic.reply(Text("다시"))
+    await assistant.ask(1, "또?")
+    assert fake_anthropic.requests[-1]["tools"][-2]["type"] == "web_search_20250305"

@@ -106,6 +106,7 @@ def build_application(
         (("allow",), tg_access.allow_command),
         (("deny",), tg_access.deny_command),
         (("users",), tg_access.users_command),
+        (("model",), commands.model_command),
     ):
         app.add_handler(CommandHandler(names, callback, filters=new))
     app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))

@@ -22,6 +22,7 @@ from telegram.ext import Application, ContextTypes
 from bot.ask import Answer, Assistant, Question
 from bot.facts_commands import forget_text, memory_text, remember_text
 from bot.model import TextCallback
+from bot.model_commands import model_text
 from bot.search_commands import search_text
 from bot.texts import t
 from bot.tg import access as tg_access
@@ -217,6 +218,14 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     numbers = {k: _number(stats.get(k)) for k in ("messages", "input", "output", "cache_read", "cache_write", "facts")}
     usage = await tg_access.chat_usage(context, message.chat.id, lang)
     await reply(update, context, t("stats", lang, summary=summary, **numbers) + "\n" + usage)
+
+
+async def model_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/model (owner): the current model and what the Models API says; /model <id> switches (kept)."""
+    if update.effective_message is None or not await tg_access.owner_only(update, context):
+        return
+    assistant = services(context).assistant
+    await reply(update, context, await model_text(assistant.model, _argument(update), lang_for(update)))
 
 
 def _read_prefix(path: Path, size: int) -> bytes:

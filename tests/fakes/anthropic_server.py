@@ -98,7 +98,8 @@ __all__ = [
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    content = body["messages"][-1]["content"]
+    users = [m for m in body["messages"] if m.get("role") != "system"]  # a system message may follow the question
+    content = (users or body["messages"])[-1]["content"]
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
@@ -208,7 +209,7 @@ class FakeAnthropic(FakeHTTPServer):
         spec = self.catalog.get(str(body.get("model")))
         try:
             validate(body, spec, paused=frozenset(self.paused))
-            self.web.check(body)
+            self.web.check(body, supported=spec is None or spec.web_search)
             check_images(body)
             check_documents(body)
             self._check_thinking(body, spec)

@@ -56,6 +56,7 @@ class ModelSpec:
     strict_5_5: bool = False  # forced tool_choice and sampling parameters are 400s
     prefill: bool = True  # a last assistant message (prefill) is accepted
     system_messages: bool = False  # mid-conversation ``role: "system"`` messages accepted
+    web_search: bool = True  # takes the web_search / web_fetch server tools (capabilities.server_tools)
     default_display: str = "summarized"  # thinking text shown ("summarized") or not ("omitted")
     extra: dict[str, bool] = field(default_factory=dict)
 
@@ -93,7 +94,7 @@ class ModelSpec:
                 "effort": effort,
                 "image_input": s(True),
                 "pdf_input": s(True),
-                "server_tools": {"supported": True, "code_execution": s(True), "web_search": s(True)},
+                "server_tools": {"supported": True, "code_execution": s(True), "web_search": s(self.web_search)},
                 "structured_outputs": s(True),
                 "thinking": {"supported": bool(self.thinking_types - {"disabled"}), "types": thinking},
             },

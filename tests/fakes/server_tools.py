@@ -276,9 +276,13 @@ class ServerTools:
         return content, stop, {"web_search_requests": searches, "web_fetch_requests": fetches}
 
     # -- checking ------------------------------------------------------------------------
-    def check(self, body: Mapping[str, Any]) -> None:
-        """Raise InvalidRequest for what the real API refuses in a request's server tool use."""
+    def check(self, body: Mapping[str, Any], *, supported: bool = True) -> None:
+        """Raise InvalidRequest for what the real API refuses in a request's server tool use
+        (``supported``: whether the request's model takes the web tools)."""
         declared = _declared(body)
+        for name in declared:
+            if not supported and name in ("web_search", "web_fetch"):
+                raise InvalidRequest(f"tools: '{name}' is not supported on {body.get('model')}")
         if ("web_search" in declared or "web_fetch" in declared) and not self.enabled:
             raise InvalidRequest(NOT_ENABLED)
         for i, message in enumerate(body.get("messages") or []):
