@@ -106,8 +106,17 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
+_REQUEST_IDS = iter(range(1, 1 << 62))
+
+
 def _error(kind: str, message: str) -> bytes:
-    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    """An error body as the Errors page shows it: ``type``, ``error`` (``type``, ``message``), ``request_id``."""
+    payload = {
+        "type": "error",
+        "error": {"type": kind, "message": message},
+        "request_id": f"req_fake{next(_REQUEST_IDS):06d}",
+    }
+    return json.dumps(payload).encode()
 
 
 class FakeAnthropic(FakeHTTPServer):
