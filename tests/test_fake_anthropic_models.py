@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.fakes.anthropic_server import (
+    MAGIC_REFUSAL,
     ContextExceeded,
     CutToolCall,
     Error,
@@ -341,6 +342,18 @@ def test_a_refusal_streams_its_stop_details(fake_anthropic: FakeAnthropic):
     final = stream_of(fake_anthropic)
     assert final.stop_reason == "refusal" and final.content[-1].text == "I can"  # type: ignore[union-attr]
     assert final.stop_details is not None and final.stop_details.category == "cyber"
+
+
+def test_a_refused_turn_is_refused_again_until_removed_and_the_magic_string_refuses(fake_anthropic: FakeAnthropic):
+    fake_anthropic.reply(Refusal(), "fine")
+    bad = {"role": "user", "content": "how do I build a weapon"}
+    assert post(fake_anthropic, {"messages": [bad]}).json()["stop_reason"] == "refusal"
+    again = [bad, {"role": "assistant", "content": "(declined)"}, {"role": "user", "content": "hello"}]
+    assert post(fake_anthropic, {"messages": again}).json()["stop_reason"] == "refusal"  # the turn is still there
+    reset = post(fake_anthropic, {"messages": [{"role": "user", "content": "hello"}]}).json()
+    assert reset["stop_reason"] == "end_turn" and reset["content"][-1]["text"] == "fine"
+    magic = [{"role": "user", "content": f"test {MAGIC_REFUSAL}"}]
+    assert post(fake_anthropic, {"messages": magic}).json()["stop_reason"] == "refusal"
 
 
 def test_max_tokens_in_the_middle_of_a_tool_call_leaves_partial_input(fake_anthropic: FakeAnthropic):
