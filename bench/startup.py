@@ -44,7 +44,11 @@ def terminal_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
     master, slave = pty.openpty()
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=base_env(data, root),
+        [sys.executable, "-m", "bot", "chat"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=base_env(data, root),
         cwd=root,
     )
     os.close(slave)

@@ -47,7 +47,8 @@ async def test_a_tool_round_sends_the_thinking_back_verbatim_and_stores_the_turn
     fake_anthropic: FakeAnthropic, data_dir: Path
 ):
     assistant = make_assistant(fake_anthropic, data_dir)
-    fake_anthropic.reply(ToolCalls([("remember", {"text": "생일은 3월 14일"})], text="기억해 둘게요"), Text("기억했어요."))
+    call = ToolCalls([("remember", {"text": "생일은 3월 14일"})], text="기억해 둘게요")
+    fake_anthropic.reply(call, Text("기억했어요."))
     shown: list[str] = []
 
     async def on_text(delta: str) -> None:

@@ -6,6 +6,7 @@ Every test goes through real HTTP (the Anthropic SDK or httpx) and fails if its 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anthropic
@@ -13,6 +14,7 @@ import httpx
 import pytest
 
 from tests.fakes.anthropic_server import (
+    MAGIC_REFUSAL,
     ContextExceeded,
     CutToolCall,
     Error,
@@ -215,6 +217,21 @@ def test_a_thinking_block_left_out_between_others_fails(fake_anthropic: FakeAnth
     body, reply = tool_round(fake_anthropic)  # thinking, redacted_thinking, thinking, tool_use
     gap = [reply["content"][0], *reply["content"][2:]]
     assert "bound to a different conversation" in rejected(post(fake_anthropic, continuation(body, gap)))
+    # the same in a completed earlier turn: its first block kept, the redacted one after it left out
+    fake_anthropic.reply(Text("첫 답", redacted=True))
+    first = {**body, "messages": [{"role": "user", "content": "q1"}]}
+    answer = httpx.post(f"{fake_anthropic.url}/v1/messages", json=first, headers=KEY).json()["content"]
+    assert [b["type"] for b in answer] == ["thinking", "redacted_thinking", "text"]
+    second = {**first, "messages": [*first["messages"], {"role": "assistant", "content": answer},
+                                     {"role": "user", "content": "q2"}]}  # fmt: skip
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "y"})]))
+    reply = httpx.post(f"{fake_anthropic.url}/v1/messages", json=second, headers=KEY).json()["content"]
+    full = continuation(second, reply)
+    assert post(fake_anthropic, full).status_code == 200
+    messages = [dict(m) for m in full["messages"]]
+    messages[1] = {"role": "assistant", "content": [answer[0], answer[2]]}
+    message = rejected(post(fake_anthropic, {**full, "messages": messages}))
+    assert message.startswith("messages.3.content.0: Invalid `signature` in `thinking` block. The block is bound")
 
 
 # -- request shapes the 5.5 models refuse ---------------------------------------------------------------
@@ -231,6 +248,7 @@ Q = [{"role": "user", "content": "q"}]
         ({"temperature": 0.5}, "temperature is deprecated for this model"),
         ({"top_p": 0.9}, "top_p is deprecated for this model"),
         ({"top_k": 5}, "top_k is deprecated for this model"),
+        ({"temperature": 0}, "temperature is deprecated for this model"),
         ({"messages": [*Q, {"role": "assistant", "content": "The answer is"}]},
          "This model does not support assistant message prefill."),
         ({"tools": TOOLS, "tool_choice": {"type": "any"}}, "tool_choice: forced tool use"),
@@ -261,13 +279,20 @@ def test_the_same_shapes_keep_working_where_they_did(fake_anthropic: FakeAnthrop
     assert post(fake_anthropic, {"model": model, "messages": Q, **body}).status_code == 200
 
 
-def test_between_tools_and_effort_and_system_messages_are_accepted_on_5_5(fake_anthropic: FakeAnthropic):
-    ok = {"thinking": {"type": "between_tools"}, "output_config": {"effort": "low"},
-          "messages": [*Q, {"role": "assistant", "content": "a"}, {"role": "system", "content": "now 10:01"},
-                       {"role": "user", "content": "q2"}]}  # fmt: skip
+def test_between_tools_effort_and_mid_conversation_system_messages_on_5_5(fake_anthropic: FakeAnthropic):
+    turns = [*Q, {"role": "assistant", "content": "a"}, {"role": "user", "content": "q2"},
+             {"role": "system", "content": "지금은 10:01"}]  # fmt: skip
+    ok = {"thinking": {"type": "between_tools"}, "output_config": {"effort": "low"}, "messages": turns}
     assert post(fake_anthropic, ok).status_code == 200
+    followed = [*turns, {"role": "assistant", "content": "b"}, {"role": "user", "content": "q3"}]
+    assert post(fake_anthropic, {**ok, "messages": followed}).status_code == 200
+    misplaced = [*Q, {"role": "assistant", "content": "a"}, {"role": "system", "content": "x"},
+                 {"role": "user", "content": "q2"}]  # fmt: skip
+    assert rejected(post(fake_anthropic, {"messages": misplaced})).startswith(
+        "messages.2: a `system` message must come right after a `user` message"
+    )
     old = post(fake_anthropic, {**ok, "model": "claude-sonnet-4-6", "thinking": {"type": "adaptive"}})
-    assert rejected(old) == "messages.2.role: Input should be 'user' or 'assistant'"
+    assert rejected(old) == "messages.3: role 'system' is not supported on this model"
 
 
 def test_the_context_window_is_the_models(fake_anthropic: FakeAnthropic):
@@ -319,12 +344,32 @@ def test_a_refusal_streams_its_stop_details(fake_anthropic: FakeAnthropic):
     assert final.stop_details is not None and final.stop_details.category == "cyber"
 
 
+def test_a_refused_turn_is_refused_again_until_removed_and_the_magic_string_refuses(fake_anthropic: FakeAnthropic):
+    fake_anthropic.reply(Refusal(), "fine")
+    bad = {"role": "user", "content": "how do I build a weapon"}
+    assert post(fake_anthropic, {"messages": [bad]}).json()["stop_reason"] == "refusal"
+    again = [bad, {"role": "assistant", "content": "(declined)"}, {"role": "user", "content": "hello"}]
+    assert post(fake_anthropic, {"messages": again}).json()["stop_reason"] == "refusal"  # the turn is still there
+    reset = post(fake_anthropic, {"messages": [{"role": "user", "content": "hello"}]}).json()
+    assert reset["stop_reason"] == "end_turn" and reset["content"][-1]["text"] == "fine"
+    magic = [{"role": "user", "content": f"test {MAGIC_REFUSAL}"}]
+    assert post(fake_anthropic, {"messages": magic}).json()["stop_reason"] == "refusal"
+
+
 def test_max_tokens_in_the_middle_of_a_tool_call_leaves_partial_input(fake_anthropic: FakeAnthropic):
-    fake_anthropic.reply(CutToolCall("remember", {"text": "생일은 3월 14일이고 좋아하는 색은 파랑"}, keep=0.5))
-    final = stream_of(fake_anthropic)
+    full = {"n": 5, "text": "생일은 3월 14일이고 좋아하는 색은 파랑"}
+    fake_anthropic.reply(CutToolCall("remember", full, keep=0.6))
+    pieces: list[str] = []
+    with sdk(fake_anthropic).messages.stream(model="claude-sonnet-5-5", max_tokens=300, messages=Q, tools=TOOLS) as s:
+        for event in s:
+            if event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                pieces.append(event.delta.partial_json)
+        final = s.get_final_message()
+    sent = "".join(pieces)
+    assert json.dumps(full, ensure_ascii=False).startswith(sent) and 0 < len(sent) < len(json.dumps(full))
     assert final.stop_reason == "max_tokens" and final.usage.output_tokens == 300
     use = final.content[-1]
-    assert use.type == "tool_use" and use.input != {"text": "생일은 3월 14일이고 좋아하는 색은 파랑"}
+    assert use.type == "tool_use" and use.input == {"n": 5}  # the SDK's partial parse of the cut JSON
     fake_anthropic.reply(CutToolCall("remember", {"text": "x" * 40}))
     plain = post(fake_anthropic, {"tools": TOOLS, "messages": Q}).json()
     assert plain["stop_reason"] == "max_tokens" and plain["content"][-1]["input"] == {}

@@ -41,10 +41,16 @@ as the real API returns them (``server_tool_use``, ``web_search_tool_result`` /
 ``web_fetch_tool_result`` with encrypted content, text with citations, ``usage.server_tool_use``,
 ``pause_turn``); ``web`` (``ServerTools``) checks what comes back and plays an organization
 without web search (``web.enabled = False``).
+
+Refusals (Streaming refusals page): a user turn containing ``MAGIC_REFUSAL`` (the documented
+test string) is refused, and once a ``Refusal`` answered a user turn, any later request that
+still carries that turn is refused again ("continued refusals") until the client removes or
+changes it (``sticky_refusals = False`` turns this off). ``refused_turns`` holds their digests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -79,6 +85,7 @@ from tests.fakes.thinking import Signer, check_thinking, is_thinking, required_t
 
 __all__ = [
     "DEFAULT_THINKING",
+    "MAGIC_REFUSAL",
     "ContextExceeded",
     "CutToolCall",
     "Error",
@@ -115,8 +122,26 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
+_REQUEST_IDS = iter(range(1, 1 << 62))
+MAGIC_REFUSAL = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REFUSAL_1FAEFB6177B4672DEE07F9D3AFC62588CCD2631EDCF22E8CCC1FB35B501C9C86"
+)
+
+
+def _digest(content: Any) -> str:
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 def _error(kind: str, message: str) -> bytes:
-    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    """An error body as the Errors page shows it: ``type``, ``error`` (``type``, ``message``), ``request_id``."""
+    payload = {
+        "type": "error",
+        "error": {"type": kind, "message": message},
+        "request_id": f"req_fake{next(_REQUEST_IDS):06d}",
+    }
+    return json.dumps(payload).encode()
 
 
 class FakeAnthropic(FakeHTTPServer):
@@ -140,6 +165,8 @@ class FakeAnthropic(FakeHTTPServer):
         self.thought_before: dict[str, int] = {}  # tool_use id -> thinking blocks before it in its reply
         self.paused: set[str] = set()  # server_tool_use ids of pause_turn replies
         self.web = ServerTools()  # web_search / web_fetch (tests/fakes/server_tools.py)
+        self.refused_turns: set[str] = set()  # digests of the user turns a Refusal answered
+        self.sticky_refusals = True  # a request that still carries a refused turn is refused again
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
 
@@ -225,13 +252,18 @@ class FakeAnthropic(FakeHTTPServer):
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in request.headers.items()})
             paused = self.web.continuation
-            if paused is not None and body["messages"][-1].get("role") == "assistant":
+            refused = self._refused_again(body)
+            if refused is None and paused is not None and body["messages"][-1].get("role") == "assistant":
                 item: Script | WebAnswer = paused  # a paused web search turn sent back: it goes on
             else:
-                item = self.script.pop(0) if self.script else self.default
+                item = refused or (self.script.pop(0) if self.script else self.default)
             self._cond.notify_all()
         if callable(item):
             item = item(body)
+        last = (body.get("messages") or [{}])[-1]
+        if isinstance(item, Refusal) and not refused and isinstance(last, dict) and last.get("role") == "user":
+            with self._lock:
+                self.refused_turns.add(_digest(last.get("content")))
         if item.delay:
             time.sleep(item.delay)
         if isinstance(item, Error):
@@ -241,6 +273,21 @@ class FakeAnthropic(FakeHTTPServer):
             self.respond(request, 529, _error(item.type, item.message))
             return
         self._answer(request, body, spec, item)
+
+    def _refused_again(self, body: dict[str, Any]) -> Refusal | None:
+        """A refusal for a request that carries the magic test string or a refused turn again.
+
+        Streaming refusals: "you must reset the conversation context by removing or updating the
+        turn that was refused before continuing. Attempting to continue without resetting will
+        result in continued refusals"; ``ANTHROPIC_MAGIC_STRING_TRIGGER_REFUSAL_…`` in a prompt
+        triggers a refusal for testing.
+        """
+        users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+        if any(MAGIC_REFUSAL in json.dumps(m.get("content"), ensure_ascii=False) for m in users):
+            return Refusal()
+        if self.sticky_refusals and any(_digest(m.get("content")) in self.refused_turns for m in users):
+            return Refusal()
+        return None
 
     def _check_thinking(self, body: dict[str, Any], spec: ModelSpec | None) -> None:
         model = str(body.get("model"))

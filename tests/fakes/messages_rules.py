@@ -154,6 +154,40 @@ def _check_shapes(body: Mapping[str, Any]) -> None:
                                      "is not defined in `tools`.")  # fmt: skip
 
 
+def _check_system_message(messages: list[Any], i: int) -> None:
+    """A mid-conversation system message (a run of them) comes right after a user turn (or an assistant
+    turn ending in server_tool_use) and is the last message or followed by an assistant turn."""
+    content = messages[i].get("content")
+    if isinstance(content, list):
+        for j, b in enumerate(_blocks(content)):
+            if b.get("type") != "text":
+                raise InvalidRequest(f"messages.{i}.content.{j}: Input tag '{b.get('type')}' found using 'type' "
+                                     "does not match any of the expected tags: 'text'")  # fmt: skip
+    start = i
+    while start > 0 and isinstance(messages[start - 1], Mapping) and messages[start - 1].get("role") == "system":
+        start -= 1
+    end = i
+    while (
+        end + 1 < len(messages) and isinstance(messages[end + 1], Mapping) and messages[end + 1].get("role") == "system"
+    ):
+        end += 1
+    before = messages[start - 1] if start > 0 else None
+    after = messages[end + 1] if end + 1 < len(messages) else None
+    tail = before.get("content") if isinstance(before, Mapping) else None
+    paused = (
+        isinstance(tail, list)
+        and bool(tail)
+        and isinstance(tail[-1], Mapping)
+        and (tail[-1].get("type") == "server_tool_use")
+    )
+    follows = isinstance(before, Mapping) and (
+        before.get("role") == "user" or (before.get("role") == "assistant" and paused)
+    )
+    if not follows or not (after is None or (isinstance(after, Mapping) and after.get("role") == "assistant")):
+        raise InvalidRequest(f"messages.{i}: a `system` message must come right after a `user` message and be "
+                             "followed by an `assistant` message or end `messages`")  # fmt: skip
+
+
 def validate(body: Mapping[str, Any], spec: ModelSpec | None = _UNSET, *, paused: frozenset[str] = frozenset()) -> None:
     """Raise InvalidRequest as the real API would answer 400 for ``body``.
 
@@ -203,16 +237,19 @@ def validate(body: Mapping[str, Any], spec: ModelSpec | None = _UNSET, *, paused
             f"Found {count_cache_controls(body)}."
         )
     _check_shapes(body)
-    roles = ("user", "assistant", "system") if spec is not None and spec.system_messages else ("user", "assistant")
+    system_ok = spec is not None and spec.system_messages
     uses_tools = False
     previous_uses: list[str] = []
     for i, m in enumerate(messages):
-        if not isinstance(m, Mapping) or m.get("role") not in roles:
-            raise InvalidRequest(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if m["role"] == "system" and isinstance(m.get("content"), list):
-            for j, b in enumerate(_blocks(m["content"])):
-                if b.get("type") != "text":
-                    raise InvalidRequest(f"messages.{i}.content.{j}: system messages may only contain text blocks")
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if role == "system" and not system_ok:
+            raise InvalidRequest(f"messages.{i}: role 'system' is not supported on this model")
+        if role not in ("user", "assistant", "system"):
+            allowed = "'user', 'assistant' or 'system'" if system_ok else "'user' or 'assistant'"
+            raise InvalidRequest(f"messages.{i}.role: Input should be {allowed}")
+        assert isinstance(m, Mapping)
+        if role == "system":
+            _check_system_message(messages, i)
         if i == 0 and m["role"] != "user":
             raise InvalidRequest('messages: first message must use the "user" role')
         content = m.get("content")

@@ -125,8 +125,9 @@ def check_model(body: Mapping[str, Any], spec: ModelSpec, *, paused: frozenset[s
                    "`none`.")  # fmt: skip
     if forced and _thinks(body, spec):
         raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
-    for name in SAMPLING:
-        if name in body and spec.strict_5_5:
+    for name in SAMPLING:  # "non-default temperature, top_p, and top_k are not supported"
+        value = body.get(name)
+        if spec.strict_5_5 and value is not None and not (name != "top_k" and value == 1):
             raise _bad(f"{name} is deprecated for this model")
     if _thinks(body, spec) and "temperature" in body and body["temperature"] != 1:
         raise _bad("temperature may only be set to 1 when thinking is enabled.")
