@@ -33,7 +33,7 @@ def weather() -> WebAnswer:
         parts=[
             ("오늘 서울은 맑고 ", []),
             ("최고 **5도**예요", [P1.url, P2.url]),
-            (". 미세먼지는 좋음", [P3.url]),
+            (". 미세먼지는 좋음", [P3.url, P1.url]),
             ("입니다.", []),
         ],  # fmt: skip
         intro="찾아볼게요.",
@@ -68,7 +68,11 @@ def test_a_question_that_searches_twice_and_cites_three_pages(
     records = stored(data_dir, CHAT)
     answer = records[-1]
     print("--- transcript record ---\n" + json.dumps(answer, ensure_ascii=False, indent=1))
-    assert answer["role"] == "assistant" and answer["content"].endswith("3. [기상청](https://www.kma.go.kr/)")
+    assert answer["role"] == "assistant" and answer["content"] == (
+        "찾아볼게요.\n\n오늘 서울은 맑고 최고 **5도**예요. 미세먼지는 좋음입니다.\n\n**출처 · Sources**\n"
+        "1. [서울 날씨 \\<속보\\> & 전망](https://news.example.kr/a?id=1&s=2)\n"
+        "2. [Seoul weather](https://weather.example.com/seoul)\n3. [기상청](https://www.kma.go.kr/)"
+    )  # the Markdown of what the user saw
     assert answer["sources"] == [{"title": p.title, "url": p.url} for p in (P1, P2, P3)]
     assert answer["web"] == {"searches": 2, "fetches": 0}
     assert "encrypted" not in json.dumps(records) and "srvtoolu" not in json.dumps(records)

@@ -316,3 +316,27 @@ async def test_a_model_without_web_search_gets_no_web_tools(fake_anthropic: Fake
     fake_anthropic.reply(Text("다시"))
     await assistant.ask(1, "또?")
     assert fake_anthropic.requests[-1]["tools"][-2]["type"] == "web_search_20250305"
+
+
+def test_searches_are_counted_priced_and_limited(data_dir):
+    from bot.ask import Spend
+    from bot.limits import Limits
+    from bot.model import Usage
+    from bot.pricing import PriceTable
+    from bot.usage_report import chat_usage_text, cost_of
+    from memory.usage import UsageLedger
+
+    ledger = UsageLedger(data_dir, flush_after=None)
+    limits = Limits(ledger, searches=3, now=lambda: NOW)
+    limits.record(Spend("5", 7, "answer", "no-price-model", Usage(web_searches=2, web_fetches=1)))
+    assert limits.may_search(7) and ledger.user_day("7", limits.day()).searches == 2
+    limits.record(Spend("5", 7, "answer", "no-price-model", Usage(web_searches=1)))
+    assert not limits.may_search(7) and limits.may_search(7, exempt=True) and limits.may_search(8)
+    tally = ledger.chat_day("5", limits.day())
+    assert cost_of(tally, PriceTable()) == (pytest.approx(0.03), [])
+    assert cost_of(tally, PriceTable(search_price=25.0))[0] == pytest.approx(0.075)  # WEB_SEARCH_PRICE
+    text = chat_usage_text(limits, PriceTable(), "5", "en")
+    assert "3 web searches → $0.0300" in text
+    ledger.close()
+    again = UsageLedger(data_dir, flush_after=None)  # kept in usage.json
+    assert again.chat_total("5").searches == 3 and again.user_total("7").searches == 3
