@@ -499,6 +499,11 @@ PROGRESS: dict[str, dict[str, str]] = {
     "list_reminders": {"ko": "⏰ 알림을 확인하는 중…", "en": "⏰ Checking reminders…"},
     "cancel_reminder": {"ko": "⏰ 알림을 취소하는 중…", "en": "⏰ Cancelling a reminder…"},
     "web_search": {"ko": "🌐 웹에서 찾는 중…", "en": "🌐 Searching the web…"},
+    "web_fetch": {"ko": "📄 웹 페이지를 읽는 중…", "en": "📄 Reading a web page…"},
+    "no_search": {
+        "ko": "⚠️ 웹 검색을 하지 못해 검색 없이 답했어요.",
+        "en": "⚠️ Could not search the web; answered without it.",
+    },
     "tool": {"ko": "⚙️ 처리하는 중…", "en": "⚙️ Working on it…"},
     "cut": {"ko": "✂️ (답이 길어 여기서 잘렸어요)", "en": "✂️ (The answer was cut off here: it was too long.)"},
     "context_full": {

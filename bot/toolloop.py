@@ -26,7 +26,6 @@ from memory.content import api_content
 log = logging.getLogger(__name__)
 
 NO_TOOLS = {"type": "none"}
-NO_SEARCH_NOTE = "⚠️ 웹 검색을 하지 못해 검색 없이 답했어요. / Could not search the web; answered without it."
 
 
 def iso(dt: datetime) -> str:
@@ -144,7 +143,7 @@ class ToolLoop:
                 if not server or not self._search_failed(e, ctx):
                     raise
                 # answer without searching: the same request without the web tools (and their blocks), once
-                server, note = [], NO_SEARCH_NOTE
+                server, note = [], progress_text("no_search", self.lang)
                 messages, paused = _without_server_blocks(messages), storable(paused)
                 continue
             out.usage = out.usage + reply.usage
@@ -177,7 +176,7 @@ class ToolLoop:
                     kind = {"max_tokens": "cut", CONTEXT_FULL: "context_full"}.get(str(reply.stop_reason), "empty")
                     raise ModelError(kind, f"stop_reason={reply.stop_reason}")
                 if trail.failed and not note:
-                    note = NO_SEARCH_NOTE
+                    note = progress_text("no_search", self.lang)
                     log.warning("chat %s: web search failed (%s)", ctx.chat_id, ", ".join(sorted(set(trail.errors))))
                 # stored: what the user saw (the answer and its sources), never the encrypted results
                 stored: dict[str, Any] = {"role": "assistant", "content": with_sources(final, trail, note), **record}

@@ -4,7 +4,6 @@ The fake Messages API validates every request as the real one does, so a tool ex
 is stored or replayed malformed fails these tests.
 """
 
-
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored

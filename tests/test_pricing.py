@@ -55,9 +55,7 @@ def test_overrides_replace_and_add():
     assert table.price("claude-sonnet-4-6").input == 1.0 and table.price("claude-sonnet-4-5").input == 3.0
 
 
-@pytest.mark.parametrize(
-    "raw", ["sonnet", "=3/15", "a b=3/15", "x=3", "x=3/15/1", "x=three/15", "x=3/-1", "x=inf/1"]
-)
+@pytest.mark.parametrize("raw", ["sonnet", "=3/15", "a b=3/15", "x=3", "x=3/15/1", "x=three/15", "x=3/-1", "x=inf/1"])
 def test_malformed_prices_are_refused(raw):
     with pytest.raises(ValueError, match="MODEL_PRICES entry"):
         parse_prices(raw)

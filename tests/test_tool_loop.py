@@ -53,9 +53,7 @@ async def test_a_tool_round_trip_is_stored_as_one_turn(assistant: Assistant, tra
     assert {t["name"] for t in second.tools} >= {"remember", "forget"}
 
 
-async def test_the_next_request_replays_the_exchange_and_carries_the_fact(
-    transcript, fake_model, clock, data_dir
-):
+async def test_the_next_request_replays_the_exchange_and_carries_the_fact(transcript, fake_model, clock, data_dir):
     first = Assistant(transcript=transcript, model=fake_model, now=clock)
     fake_model.queue(tool_call("remember", {"text": "자전거 자물쇠 번호는 4719"}), "기억했어요.")
     await first.ask(1, "내 자전거 자물쇠 번호는 4719야")
@@ -82,9 +80,7 @@ async def test_at_most_four_tool_rounds_then_an_answer(assistant: Assistant, tra
     assert len(stored) == 10 and is_complete(stored) and stored[-1]["content"] == answer.text
 
 
-async def test_a_failure_mid_loop_stores_nothing_but_a_changed_fact_stays(
-    assistant: Assistant, transcript, fake_model
-):
+async def test_a_failure_mid_loop_stores_nothing_but_a_changed_fact_stays(assistant: Assistant, transcript, fake_model):
     fake_model.queue(tool_call("remember", {"text": "알레르기: 땅콩"}), ModelError("overloaded", "529"))
     with pytest.raises(ModelError):
         await assistant.ask(1, "나 땅콩 알레르기 있어")

@@ -7,7 +7,8 @@ import pytest
 from bot.claude import ClaudeModel
 from bot.model import ModelError
 from bot.sources import WebTrail, storable
-from bot.toolloop import NO_SEARCH_NOTE, ToolLoop, joined_text
+from bot.texts import progress_text
+from bot.toolloop import ToolLoop, joined_text
 from bot.tools import Toolbox, ToolContext
 from bot.websearch import (
     WebConfigError,
@@ -135,7 +136,7 @@ async def test_a_search_error_still_answers_and_says_so(fake_anthropic: FakeAnth
     out = await loop_for(fake_anthropic, WebSearch(WebSettings())).run(
         SYSTEM, [{"role": "user", "content": "환율?"}], ctx(), None
     )
-    assert out.text == "지금은 환율을 확인하지 못했어요.\n\n" + NO_SEARCH_NOTE
+    assert out.text == "지금은 환율을 확인하지 못했어요.\n\n" + progress_text("no_search")
     assert out.web.errors == ["unavailable"] and out.web.searches == 0
     assert [r.message for r in caplog.records if "web search failed" in r.message] == [
         "chat 1: web search failed (unavailable)"
@@ -149,7 +150,7 @@ async def test_max_uses_is_enforced_by_the_fake(fake_anthropic: FakeAnthropic):
         SYSTEM, [{"role": "user", "content": "q"}], ctx(), None
     )
     assert out.web.searches == 2 and out.web.errors == ["max_uses_exceeded"]
-    assert NO_SEARCH_NOTE not in out.text and "[T1](https://e.com/1)" in out.text
+    assert progress_text("no_search") not in out.text and "[T1](https://e.com/1)" in out.text
 
 
 async def test_an_organization_without_web_search_gets_answers_without_it(fake_anthropic: FakeAnthropic, caplog):
@@ -157,7 +158,7 @@ async def test_an_organization_without_web_search_gets_answers_without_it(fake_a
     web = WebSearch(WebSettings())
     fake_anthropic.reply(Text("검색 없이 답해요"))
     out = await loop_for(fake_anthropic, web).run(SYSTEM, [{"role": "user", "content": "뉴스?"}], ctx(), None)
-    assert out.text == "검색 없이 답해요\n\n" + NO_SEARCH_NOTE
+    assert out.text == "검색 없이 답해요\n\n" + progress_text("no_search")
     assert "not enabled" in fake_anthropic.rejected[0] and len(fake_anthropic.requests) == 2
     assert "tools" not in fake_anthropic.requests[1] and web.disabled and not web.allowed(1)
     assert sum("not enabled for the organization" in r.message for r in caplog.records) == 1
@@ -340,3 +341,25 @@ def test_searches_are_counted_priced_and_limited(data_dir):
     ledger.close()
     again = UsageLedger(data_dir, flush_after=None)  # kept in usage.json
     assert again.chat_total("5").searches == 3 and again.user_total("7").searches == 3
+
+
+async def test_a_request_that_times_out_while_searching_is_answered_without_search(
+    fake_anthropic: FakeAnthropic, caplog
+):
+    import threading
+
+    from anthropic import AsyncAnthropic
+
+    hold = threading.Event()  # the searching request never finishes (until the end of the test)
+    fake_anthropic.reply(Text("검색하는 중", gate=hold, gate_after=0, chunk=2), Text("검색 없이 답해요"))
+    client = AsyncAnthropic(api_key="sk-test", base_url=fake_anthropic.url, max_retries=0, timeout=3.0)
+    loop = loop_for(fake_anthropic, WebSearch(WebSettings()))
+    loop.model = ClaudeModel("claude-sonnet-5-5", client=client)
+    try:
+        out = await loop.run(SYSTEM, [{"role": "user", "content": "뉴스?"}], ctx(), None)
+    finally:
+        hold.set()
+    assert out.text == "검색 없이 답해요\n\n" + progress_text("no_search")
+    first, second = fake_anthropic.requests[-2:]
+    assert first["tools"][-2]["type"] == "web_search_20250305" and "tools" not in second
+    assert sum("timed out; answering without it" in r.message for r in caplog.records) == 1
