@@ -8,7 +8,9 @@ and text blocks with citations). This module only says *whether* a question may 
 - ``WEB_SEARCH=on|off|owner`` (default on): everyone, nobody, or only the owner may search,
   and only when the model supports it (``capabilities.server_tools.web_search.supported`` from
   the Models API; ``supports_web_search`` is the fallback by model name);
-- ``WEB_SEARCH_MAX_USES`` searches (and as many page fetches) per question at most;
+- ``WEB_SEARCH_MAX_USES`` searches (and as many page fetches) per model request at most (the API's
+  ``max_uses``; a question is one request unless it also uses our tools or is paused; changing it
+  within a question would change the tools and so invalidate the turn's signed thinking);
 - ``user_location`` from ``TIMEZONE`` (Korea by default), so "weather today" means Seoul;
 - optional ``WEB_SEARCH_ALLOWED_DOMAINS`` or ``WEB_SEARCH_BLOCKED_DOMAINS`` (not both: the API
   refuses that);

@@ -7,7 +7,7 @@ each cites. The fake answers the way the real API does:
 - a ``server_tool_use`` block (``srvtoolu_…`` id) then its ``web_search_tool_result`` with
   ``web_search_result`` items carrying ``encrypted_content``; a fetch: ``web_fetch_tool_result``
   with a ``web_fetch_result`` document; an error: ``web_search_tool_result_error`` with its
-  ``error_code``; searches beyond the tool's ``max_uses``: ``max_uses_exceeded``;
+  ``error_code``; searches beyond the tool's ``max_uses`` in one request: ``max_uses_exceeded``;
 - text blocks with ``web_search_result_location`` citations (url, title, cited_text,
   encrypted_index); ``usage.server_tool_use`` counts the searches and fetches that ran;
 - ``pause_after``: the reply stops with ``pause_turn`` after that many server tool calls, and
@@ -182,10 +182,7 @@ class ServerTools:
         if search_tool is None and fetch_tool is None:
             text = "".join(t for t, _ in item.parts) or "(answered without searching)"
             return [{"type": "text", "text": text}], "end_turn", {}
-        used = {"web_search": 0, "web_fetch": 0}
-        for block in item.issued:
-            if block.get("type") == "server_tool_use":
-                used[str(block.get("name"))] += 1
+        used = {"web_search": 0, "web_fetch": 0}  # max_uses counts the uses "in the API request" (this one)
         searches = fetches = 0
         index: dict[str, dict[str, Any]] = {}  # url -> the result it came in (for citations)
         for block in item.issued:
