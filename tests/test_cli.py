@@ -390,3 +390,35 @@ def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fak
     assert "🗑 잊었어요 (1번): 커피는 디카페인만" in out and "9번 사실은 없어요" in out
     assert "1개를 모두 잊었어요" in out
     assert len(fake_model.calls) == 2  # only the question went to the model (two rounds)
+
+
+def test_model_command_shows_switches_and_keeps_the_model(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fake_anthropic: FakeAnthropic,
+):
+    """/model in the terminal: the model with its capabilities, a switch, and the switch after a restart."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    monkeypatch.setenv("ANTHROPIC_MAX_RETRIES", "0")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    data = tmp_path / "data"
+    argv = ["assistant-chat", "--chat", "kbd", "--data-dir", str(data)]
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("/model\n/model claude-nonexistent-9\n/model claude-opus-5-5\nhi\n"))
+    assert cli.main() == 0
+    out = capsys.readouterr().out
+    assert "Current model: claude-sonnet-5-5" in out and "context: 1,000,000 tokens" in out
+    assert "effort: low, medium, high, xhigh, max" in out and "claude-opus-5-5" in out
+    assert "There is no model claude-nonexistent-9" in out
+    assert "Switched to claude-opus-5-5" in out
+    assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5"
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("again\n"))  # a restart keeps the choice
+    assert cli.main() == 0
+    assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5" and fake_anthropic.rejected == []
