@@ -261,7 +261,9 @@ class SlowModel(FakeModel):
         self.slow = True
         self.cancelled = 0
 
-    async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None) -> Reply:
+    async def complete(
+        self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None, on_tool=None
+    ) -> Reply:
         if self.slow:
             self.slow = False
             await on_text("부분 답…")
@@ -385,7 +387,8 @@ def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fak
     assert out.count("아직 기억하고 있는 사실이 없어요") == 2  # before, and after /forget all
     assert "🧠 기억했어요 (1번): 커피는 디카페인만" in out
     assert "1. 커피는 디카페인만\n2. 이름은 준" in out  # the fact the tool added, after the command's
-    assert "기억할게요.\n\n반가워요, 준!" in out  # text before and after the tool call, as streamed
+    # text before and after the tool call, as streamed, with what the tool was doing between them
+    assert "기억할게요.\n\n📝 기억해 두는 중…\n\n반가워요, 준!" in out
     assert "🔧 remember: 이름은 준" in out and '"text"' not in out  # /history shows the call compactly
     assert "🗑 잊었어요 (1번): 커피는 디카페인만" in out and "9번 사실은 없어요" in out
     assert "1개를 모두 잊었어요" in out
