@@ -423,3 +423,20 @@ def test_5_5_cache_minimum_is_512_tokens(fake_anthropic: FakeAnthropic):
         post(fake_anthropic, {"model": model, "system": system, "messages": Q})
         usage = post(fake_anthropic, {"model": model, "system": system, "messages": Q}).json()["usage"]
         assert (usage["cache_read_input_tokens"] > 0) is cached, model
+
+
+def test_thinking_counts_toward_max_tokens_and_is_billed_when_omitted(fake_anthropic: FakeAnthropic):
+    answer = "이 답은 꽤 길어요. " * 60  # ~500 tokens
+    fake_anthropic.reply(Text(answer, thinking_tokens=900), Text(answer, thinking_tokens=900))
+    cut = post(fake_anthropic, {"max_tokens": 1000, "messages": Q}).json()
+    assert cut["stop_reason"] == "max_tokens" and cut["usage"]["output_tokens"] == 1000
+    assert 0 < len(cut["content"][-1]["text"]) < len(answer)
+    whole = post(fake_anthropic, {"max_tokens": 4000, "messages": Q}).json()
+    assert whole["stop_reason"] == "end_turn" and whole["content"][-1]["text"] == answer
+    assert whole["content"][0]["thinking"] == "" and whole["usage"]["output_tokens"] > 900  # omitted, still billed
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})], thinking_tokens=2000))
+    stopped = post(fake_anthropic, {"max_tokens": 1000, "tools": TOOLS, "messages": Q}).json()
+    assert stopped["stop_reason"] == "max_tokens" and [b["type"] for b in stopped["content"]] == ["thinking"]
+    fake_anthropic.reply(Text(answer, thinking_tokens=900))  # 4.6 does not think unless asked: nothing is cut
+    old = post(fake_anthropic, {"model": "claude-sonnet-4-6", "max_tokens": 1000, "messages": Q}).json()
+    assert old["stop_reason"] == "end_turn"

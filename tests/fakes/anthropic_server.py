@@ -310,10 +310,10 @@ class FakeAnthropic(FakeHTTPServer):
                 self.thought_before[block["id"]] = thinking_seen
             elif block.get("type") == "server_tool_use" and built.stop_reason == "pause_turn":
                 self.paused.add(block["id"])
-        out_text = "".join(b.get("text", "") + b.get("thinking", "") + json.dumps(b.get("input", "")) for b in content)
+        out_text = "".join(b.get("text", "") + json.dumps(b.get("input", "")) for b in content)
         usage: dict[str, int] = {
             **self.cache.apply(body).as_usage(),
-            "output_tokens": built.output_tokens or max(1, estimate_tokens(out_text)),
+            "output_tokens": built.output_tokens or max(1, estimate_tokens(out_text) + built.thinking_cost),
         }
         usage.update(item.usage)
         message = {
