@@ -112,8 +112,10 @@ class ClaudeModel:
         catalog: ModelCatalog | None = None,
         now: Callable[[], datetime] | None = None,
         follow: ClaudeModel | None = None,
+        configured: str | None = None,
     ) -> None:
         self._name = model
+        self.configured = configured or model  # ANTHROPIC_MODEL, which a /model choice replaces
         self._follow = follow  # use that model's name (the summarizer follows the chat model's /model switch)
         self.max_tokens = max_tokens
         self.effort = effort

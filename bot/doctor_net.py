@@ -139,7 +139,7 @@ def anthropic_check(ctx: Context) -> Iterator[Result]:
     if ctx.settings is not None:
         from bot.modelinfo import ModelCatalog
 
-        model = ModelCatalog(ctx.settings.data_dir).selected or model  # the owner's /model choice
+        model = ModelCatalog(ctx.settings.data_dir).selected_for(model) or model  # the owner's /model choice
     yield _anthropic_check(ctx, key, model, "model")
     summary_model = ctx.settings.summary_model if ctx.settings else ""
     if summary_model and summary_model != model:

@@ -425,3 +425,8 @@ def test_model_command_shows_switches_and_keeps_the_model(
     monkeypatch.setattr(sys, "stdin", io.StringIO("again\n"))  # a restart keeps the choice
     assert cli.main() == 0
     assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5" and fake_anthropic.rejected == []
+    # a changed ANTHROPIC_MODEL wins over a choice made while another model was configured
+    monkeypatch.setenv("ANTHROPIC_MODEL", "claude-haiku-5-5")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("and now\n"))
+    assert cli.main() == 0
+    assert fake_anthropic.requests[-1]["model"] == "claude-haiku-5-5"
