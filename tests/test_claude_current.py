@@ -120,7 +120,9 @@ async def test_pause_turn_is_continued_with_the_paused_content(fake_anthropic: F
 @pytest.mark.parametrize(
     ("script", "kind"),
     [
-        (StreamError(text="부분", type="overloaded_error"), "overloaded"),
+        # inside the stream (HTTP 200 and an error event): by the error's type, whatever its message says
+        (StreamError(text="부분", type="overloaded_error", message="Please try again later"), "overloaded"),
+        (StreamError(type="rate_limit_error", message="Slow down"), "rate_limit"),
         (StreamError(type="api_error", message="Internal"), "server"),
         (Error.unknown_model("claude-sonnet-5-5"), "not_found"),
         (Error.too_large(), "too_large"),
