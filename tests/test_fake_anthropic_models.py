@@ -309,6 +309,8 @@ def test_the_context_window_is_the_models(fake_anthropic: FakeAnthropic):
     ("body", "message"),
     [
         ({"model": "claude-sonnet-4-6", "stream_mode": "fast"}, "stream_mode: Extra inputs are not permitted"),
+        ({"messages": [{"role": "user", "content": "q", "at": "2026-12-01T10:00"}]},
+         "messages.0.at: Extra inputs are not permitted"),
         ({"messages": [{"role": "user", "content": [{"type": "txt", "text": "q"}]}]},
          "messages.0.content.0: Input tag 'txt' found using 'type' does not match any of the expected tags"),
         ({"tools": TOOLS, "messages": [*Q, {"role": "assistant", "content": [
@@ -440,3 +442,16 @@ def test_thinking_counts_toward_max_tokens_and_is_billed_when_omitted(fake_anthr
     fake_anthropic.reply(Text(answer, thinking_tokens=900))  # 4.6 does not think unless asked: nothing is cut
     old = post(fake_anthropic, {"model": "claude-sonnet-4-6", "max_tokens": 1000, "messages": Q}).json()
     assert old["stop_reason"] == "end_turn"
+
+
+def test_forced_tool_use_where_it_is_accepted_skips_thinking(fake_anthropic: FakeAnthropic):
+    forced = {"tools": TOOLS, "tool_choice": {"type": "any"}, "messages": Q}
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})]), ToolCalls([("remember", {"text": "y"})]))
+    haiku = post(fake_anthropic, {"model": "claude-haiku-5-5", **forced}).json()  # not in the docs' 400 list
+    assert [b["type"] for b in haiku["content"]] == ["tool_use"]
+    adaptive = post(fake_anthropic, {"model": "claude-sonnet-4-6", "thinking": {"type": "adaptive"}, **forced})
+    assert [b["type"] for b in adaptive.json()["content"]] == ["tool_use"]
+    manual = {"model": "claude-sonnet-4-6", "thinking": {"type": "enabled", "budget_tokens": 1024}, **forced}
+    assert rejected(post(fake_anthropic, {**manual, "max_tokens": 2000})) == (
+        "Thinking may not be enabled when tool_choice forces tool use."
+    )

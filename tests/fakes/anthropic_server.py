@@ -16,8 +16,9 @@ messages. Usage applies the prompt-caching rules (tests/fakes/prompt_cache.py), 
 model table's cache minimum (512 tokens on the 5.5 models). Image and PDF blocks are decoded
 (tests/fakes/media.py); a body over 32 MB gets the 413.
 
-Models: the table is tests/fakes/models.py (``catalog``; ``add_model(id, like=...)`` adds a
-made-up one). ``GET /v1/models`` (paginated) and ``GET /v1/models/{id}`` answer ``ModelInfo``
+Models: the table is tests/fakes/models.py (``catalog``; ``add_model(id, like_model=...,
+**spec_changes)`` adds a made-up one, e.g. ``add_model("claude-test-1", "claude-sonnet-5-5")``).
+``GET /v1/models`` (paginated) and ``GET /v1/models/{id}`` answer ``ModelInfo``
 objects with ``max_input_tokens``, ``max_tokens`` and ``capabilities``; an unknown id is a
 404 ``not_found_error``. ``models_endpoint = False`` makes both paths a plain 404, like a
 compatible endpoint without the Models API. ``models`` (a set) restricts ``/v1/messages``

@@ -177,6 +177,9 @@ def thinking_mode(body: Mapping[str, Any], *, thinks_by_default: bool, default_d
     kind = config.get("type") if isinstance(config, Mapping) else None
     display = config.get("display") if isinstance(config, Mapping) else None
     shown = (display or default_display) == "summarized"
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+        return ThinkingMode(False, False, shown)  # forced tool use skips thinking
     if kind is None:
         return ThinkingMode(thinks_by_default, thinks_by_default, shown)
     if kind == "between_tools":
