@@ -112,8 +112,10 @@ class ClaudeModel:
         catalog: ModelCatalog | None = None,
         now: Callable[[], datetime] | None = None,
         follow: ClaudeModel | None = None,
+        configured: str | None = None,
     ) -> None:
         self._name = model
+        self.configured = configured or model  # ANTHROPIC_MODEL, which a /model choice replaces
         self._follow = follow  # use that model's name (the summarizer follows the chat model's /model switch)
         self.max_tokens = max_tokens
         self.effort = effort
@@ -217,10 +219,12 @@ class ClaudeModel:
         return [ModelInfo.from_api(m.model_dump(mode="json"), now) for m in page.data]
 
     async def wants_system_messages(self) -> bool:
-        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message
-        (unknown: try it; a model that refuses it is remembered)."""
+        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message (not known:
+        try it where the Models API answers; a model that refuses it is remembered)."""
         info = await self.info()
-        return info.system_messages is not False
+        if info.system_messages is not None:
+            return info.system_messages
+        return info.known  # an endpoint without the Models API (a proxy) keeps the layout every model takes
 
     # -- the Messages API --------------------------------------------------------------
     async def shape(self) -> dict[str, Any]:

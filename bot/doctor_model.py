@@ -45,7 +45,8 @@ def model_check(ctx: Context) -> Iterator[Result]:
     if not key or ctx.settings is None:
         yield note("model", "not checked: the settings are incomplete")
         return
-    name = ModelCatalog(ctx.settings.data_dir).selected or ctx.settings.anthropic_model or DEFAULT_MODEL
+    configured = ctx.settings.anthropic_model or DEFAULT_MODEL
+    name = ModelCatalog(ctx.settings.data_dir).selected_for(configured) or configured
     base_url = ctx.env.get("ANTHROPIC_BASE_URL", "").strip() or None
     client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=ctx.timeout)
     with client:

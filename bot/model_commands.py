@@ -42,7 +42,8 @@ async def model_text(model: Any, argument: str, lang: str) -> str:
     if info is None:
         return t("model.unknown", lang, name=wanted)
     model.name = wanted
-    model.catalog.select(wanted)
+    configured = getattr(model, "configured", model.name)
+    model.catalog.select(None if wanted == configured else wanted, over=configured)
     return t("model.switched", lang, name=wanted, info=_lines(info))
 
 

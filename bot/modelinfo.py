@@ -156,6 +156,7 @@ class ModelCatalog:
         self._lock = threading.Lock()
         self._infos: dict[str, ModelInfo] = {}
         self._selected: str | None = None
+        self._over: str | None = None  # the configured model (ANTHROPIC_MODEL) the choice replaced
         self._loaded = False
 
     def _load(self) -> None:
@@ -173,8 +174,9 @@ class ModelCatalog:
             return
         if not isinstance(raw, dict):
             return
-        selected = raw.get("selected")
+        selected, over = raw.get("selected"), raw.get("over")
         self._selected = selected if isinstance(selected, str) and selected else None
+        self._over = over if isinstance(over, str) else None
         fields = ModelInfo.__dataclass_fields__
         for key, value in (raw.get("models") or {}).items():
             if isinstance(value, dict):
@@ -188,17 +190,18 @@ class ModelCatalog:
             self._load()
             return self._infos.get(model)
 
-    @property
-    def selected(self) -> str | None:
-        """The model the owner chose with /model, or None (then ANTHROPIC_MODEL)."""
+    def selected_for(self, configured: str) -> str | None:
+        """The model the owner chose with /model in place of ``configured`` (ANTHROPIC_MODEL), or None.
+        A choice made while another model was configured no longer applies: a changed setting wins."""
         with self._lock:
             self._load()
-            return self._selected
+            return self._selected if self._over in (None, configured) else None
 
-    def select(self, model: str | None) -> None:
+    def select(self, model: str | None, over: str) -> None:
+        """Keep the owner's choice ``model`` (None: back to the setting), made over the configured ``over``."""
         with self._lock:
             self._load()
-            self._selected = model
+            self._selected, self._over = model, over
             self._save()
 
     def put(self, info: ModelInfo, key: str | None = None) -> None:
@@ -235,6 +238,7 @@ class ModelCatalog:
         data: dict[str, Any] = {"models": {k: asdict(v) for k, v in self._infos.items()}}
         if self._selected:
             data["selected"] = self._selected
+            data["over"] = self._over
         try:
             _atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=1))
         except OSError as e:  # a cache: the next start fetches again

@@ -37,13 +37,14 @@ def make_assistant(
     """
     catalog = ModelCatalog(settings.data_dir)
     model = ClaudeModel(
-        catalog.selected or settings.anthropic_model,  # the owner's /model choice outlives restarts
+        catalog.selected_for(settings.anthropic_model) or settings.anthropic_model,  # /model outlives restarts
         api_key=settings.anthropic_api_key,
         max_tokens=settings.max_tokens,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout,
         effort=settings.effort,
         catalog=catalog,
+        configured=settings.anthropic_model,
     )
     # the summarizer asks for the least thinking each model accepts, on the same HTTP client;
     # without SUMMARY_MODEL it follows the chat model (also after a /model switch)

@@ -120,7 +120,9 @@ async def test_pause_turn_is_continued_with_the_paused_content(fake_anthropic: F
 @pytest.mark.parametrize(
     ("script", "kind"),
     [
-        (StreamError(text="부분", type="overloaded_error"), "overloaded"),
+        # inside the stream (HTTP 200 and an error event): by the error's type, whatever its message says
+        (StreamError(text="부분", type="overloaded_error", message="Please try again later"), "overloaded"),
+        (StreamError(type="rate_limit_error", message="Slow down"), "rate_limit"),
         (StreamError(type="api_error", message="Internal"), "server"),
         (Error.unknown_model("claude-sonnet-5-5"), "not_found"),
         (Error.too_large(), "too_large"),
@@ -173,6 +175,18 @@ async def test_an_endpoint_without_the_models_api_gets_the_api_defaults(fake_ant
     assert reply.text == "네"
     body = fake_anthropic.requests[-1]
     assert "thinking" not in body and "output_config" not in body and fake_anthropic.rejected == []
+    assert await model.wants_system_messages() is False  # the layout every model takes
+
+
+async def test_without_the_models_api_the_time_line_stays_in_the_system_prompt(
+    fake_anthropic: FakeAnthropic, data_dir: Path
+):
+    fake_anthropic.models_endpoint = False
+    assistant = make_assistant(fake_anthropic, data_dir)
+    fake_anthropic.reply(Text("네"))
+    await assistant.ask(1, "안녕")
+    body = fake_anthropic.requests[-1]
+    assert all(m["role"] != "system" for m in body["messages"]) and "(한국 시각)이다." in body["system"][-1]["text"]
 
 
 async def test_max_tokens_is_capped_at_the_models_limit(fake_anthropic: FakeAnthropic, data_dir: Path):

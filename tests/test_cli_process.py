@@ -398,5 +398,5 @@ def test_the_terminal_chat_records_its_usage_as_the_owner_at_the_keyboard(
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().rstrip().endswith("둘")  # never limited
     ledger = json.loads((data_dir / "usage.json").read_text())
-    assert ledger["total"]["users"]["terminal"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
-    assert ledger["total"]["chats"]["kbd"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
+    assert ledger["total"]["users"]["terminal"]["m"]["claude-sonnet-5-5"] == [20, 10, 0, 0, 2]
+    assert ledger["total"]["chats"]["kbd"]["m"]["claude-sonnet-5-5"] == [20, 10, 0, 0, 2]

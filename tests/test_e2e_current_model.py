@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.summarizer import SYSTEM_MARK
 from bot.texts import t
+from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import FakeAnthropic, last_user_text
 from tests.fakes.scripts import CutToolCall, Refusal, StreamError, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
@@ -127,3 +128,23 @@ def test_a_conversation_across_a_compaction_and_a_restart(
     rows = stored(data_dir, CHAT)
     assert len(rows) >= 2 * 14 and "thinking" not in json.dumps(rows)
     assert bot2.stop() == 0
+
+
+def test_the_owner_sees_and_switches_the_model_in_telegram(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    owner, other = TEST_OWNER, 7
+    bot = start_bot(**FAST)
+    fake_telegram.send_text(other, "/model")
+    assert fake_telegram.wait_visible(other, 1) == [t("owner_only", "ko")]
+    fake_telegram.send_text(owner, "/model")
+    shown = fake_telegram.wait_visible(owner, 1)[0]
+    assert "claude-sonnet-5-5" in shown and "1,000,000" in shown and "claude-opus-5-5" in shown
+    fake_telegram.send_text(owner, "/model claude-opus-5-5")
+    assert "claude-opus-5-5" in fake_telegram.wait_visible(owner, 2)[1]
+    assert bot.stop() == 0
+
+    start_bot(**FAST)  # the choice outlives the restart
+    fake_telegram.send_text(owner, "안녕")
+    assert fake_telegram.wait_visible(owner, 3)[2] == "echo: 안녕"
+    assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5" and fake_anthropic.rejected == []

@@ -309,6 +309,8 @@ def test_the_context_window_is_the_models(fake_anthropic: FakeAnthropic):
     ("body", "message"),
     [
         ({"model": "claude-sonnet-4-6", "stream_mode": "fast"}, "stream_mode: Extra inputs are not permitted"),
+        ({"messages": [{"role": "user", "content": "q", "at": "2026-12-01T10:00"}]},
+         "messages.0.at: Extra inputs are not permitted"),
         ({"messages": [{"role": "user", "content": [{"type": "txt", "text": "q"}]}]},
          "messages.0.content.0: Input tag 'txt' found using 'type' does not match any of the expected tags"),
         ({"tools": TOOLS, "messages": [*Q, {"role": "assistant", "content": [
@@ -423,3 +425,33 @@ def test_5_5_cache_minimum_is_512_tokens(fake_anthropic: FakeAnthropic):
         post(fake_anthropic, {"model": model, "system": system, "messages": Q})
         usage = post(fake_anthropic, {"model": model, "system": system, "messages": Q}).json()["usage"]
         assert (usage["cache_read_input_tokens"] > 0) is cached, model
+
+
+def test_thinking_counts_toward_max_tokens_and_is_billed_when_omitted(fake_anthropic: FakeAnthropic):
+    answer = "이 답은 꽤 길어요. " * 60  # ~500 tokens
+    fake_anthropic.reply(Text(answer, thinking_tokens=900), Text(answer, thinking_tokens=900))
+    cut = post(fake_anthropic, {"max_tokens": 1000, "messages": Q}).json()
+    assert cut["stop_reason"] == "max_tokens" and cut["usage"]["output_tokens"] == 1000
+    assert 0 < len(cut["content"][-1]["text"]) < len(answer)
+    whole = post(fake_anthropic, {"max_tokens": 4000, "messages": Q}).json()
+    assert whole["stop_reason"] == "end_turn" and whole["content"][-1]["text"] == answer
+    assert whole["content"][0]["thinking"] == "" and whole["usage"]["output_tokens"] > 900  # omitted, still billed
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})], thinking_tokens=2000))
+    stopped = post(fake_anthropic, {"max_tokens": 1000, "tools": TOOLS, "messages": Q}).json()
+    assert stopped["stop_reason"] == "max_tokens" and [b["type"] for b in stopped["content"]] == ["thinking"]
+    fake_anthropic.reply(Text(answer, thinking_tokens=900))  # 4.6 does not think unless asked: nothing is cut
+    old = post(fake_anthropic, {"model": "claude-sonnet-4-6", "max_tokens": 1000, "messages": Q}).json()
+    assert old["stop_reason"] == "end_turn"
+
+
+def test_forced_tool_use_where_it_is_accepted_skips_thinking(fake_anthropic: FakeAnthropic):
+    forced = {"tools": TOOLS, "tool_choice": {"type": "any"}, "messages": Q}
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})]), ToolCalls([("remember", {"text": "y"})]))
+    haiku = post(fake_anthropic, {"model": "claude-haiku-5-5", **forced}).json()  # not in the docs' 400 list
+    assert [b["type"] for b in haiku["content"]] == ["tool_use"]
+    adaptive = post(fake_anthropic, {"model": "claude-sonnet-4-6", "thinking": {"type": "adaptive"}, **forced})
+    assert [b["type"] for b in adaptive.json()["content"]] == ["tool_use"]
+    manual = {"model": "claude-sonnet-4-6", "thinking": {"type": "enabled", "budget_tokens": 1024}, **forced}
+    assert rejected(post(fake_anthropic, {**manual, "max_tokens": 2000})) == (
+        "Thinking may not be enabled when tool_choice forces tool use."
+    )

@@ -16,8 +16,9 @@ messages. Usage applies the prompt-caching rules (tests/fakes/prompt_cache.py), 
 model table's cache minimum (512 tokens on the 5.5 models). Image and PDF blocks are decoded
 (tests/fakes/media.py); a body over 32 MB gets the 413.
 
-Models: the table is tests/fakes/models.py (``catalog``; ``add_model(id, like=...)`` adds a
-made-up one). ``GET /v1/models`` (paginated) and ``GET /v1/models/{id}`` answer ``ModelInfo``
+Models: the table is tests/fakes/models.py (``catalog``; ``add_model(id, like_model=...,
+**spec_changes)`` adds a made-up one, e.g. ``add_model("claude-test-1", "claude-sonnet-5-5")``).
+``GET /v1/models`` (paginated) and ``GET /v1/models/{id}`` answer ``ModelInfo``
 objects with ``max_input_tokens``, ``max_tokens`` and ``capabilities``; an unknown id is a
 404 ``not_found_error``. ``models_endpoint = False`` makes both paths a plain 404, like a
 compatible endpoint without the Models API. ``models`` (a set) restricts ``/v1/messages``
@@ -332,10 +333,10 @@ class FakeAnthropic(FakeHTTPServer):
                 self.thought_before[block["id"]] = thinking_seen
             elif block.get("type") == "server_tool_use" and built.stop_reason == "pause_turn":
                 self.paused.add(block["id"])
-        out_text = "".join(b.get("text", "") + b.get("thinking", "") + json.dumps(b.get("input", "")) for b in content)
+        out_text = "".join(b.get("text", "") + json.dumps(b.get("input", "")) for b in content)
         usage: dict[str, int] = {
             **self.cache.apply(body).as_usage(),
-            "output_tokens": built.output_tokens or max(1, estimate_tokens(out_text)),
+            "output_tokens": built.output_tokens or max(1, estimate_tokens(out_text) + built.thinking_cost),
         }
         if server_use:
             usage["server_tool_use"] = server_use  # type: ignore[assignment]

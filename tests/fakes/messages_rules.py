@@ -10,7 +10,8 @@ table in tests/fakes/models.py) is in tests/fakes/model_rules.py, applied when t
 a model the table knows (or the server passes its spec).
 
 Also refused, with the API's pydantic-style wording (issue 22 item 4): unknown top-level
-fields (``<field>: Extra inputs are not permitted``), unknown content block types
+fields (``<field>: Extra inputs are not permitted``) and message fields other than ``role`` and
+``content`` (``messages.N.<field>: ...``), unknown content block types
 (``messages.N.content.M: Input tag '<type>' found using 'type' does not match any of the
 expected tags: ...``), a ``cache_control`` whose type is not ``ephemeral``
 (``...cache_control.type: Input should be 'ephemeral'``) or whose ttl is not 5m/1h, and a
@@ -140,6 +141,9 @@ def _check_shapes(body: Mapping[str, Any]) -> None:
     for i, m in enumerate(body.get("messages") or []):
         if not isinstance(m, Mapping):
             continue
+        for key in m:
+            if key not in ("role", "content"):
+                raise InvalidRequest(f"messages.{i}.{key}: Extra inputs are not permitted")
         for j, b in enumerate(_blocks(m.get("content"))):
             kind = b.get("type")
             if kind not in BLOCK_TYPES:

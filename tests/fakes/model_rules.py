@@ -120,10 +120,12 @@ def check_model(body: Mapping[str, Any], spec: ModelSpec, *, paused: frozenset[s
     _thinking(body, spec, effort)
     choice = body.get("tool_choice")
     forced = isinstance(choice, Mapping) and choice.get("type") in ("any", "tool")
-    if forced and spec.strict_5_5:
-        raise _bad("tool_choice: forced tool use (`any` or `tool`) is not supported for this model. Use `auto` or "
-                   "`none`.")  # fmt: skip
-    if forced and _thinks(body, spec):
+    if forced and not spec.forced_tools:
+        raise _bad(
+            "tool_choice: forced tool use (`any` or `tool`) is not supported for this model. Use `auto` or `none`."
+        )
+    thinking = body.get("thinking")
+    if forced and isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
         raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
     for name in SAMPLING:  # "non-default temperature, top_p, and top_k are not supported"
         value = body.get(name)

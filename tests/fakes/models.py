@@ -23,6 +23,10 @@ Sources (read with the ``search`` tool, December 2026):
   parameters and assistant prefill are 400s; minimum cacheable prompt 512 tokens (1,024 on
   Sonnet 5); mid-conversation ``role: "system"`` messages are accepted ("Per-message effort,
   mid-conversation system messages: Yes").
+- Thinking in tool and multi-turn workflows: forced tool use (``tool_choice`` any/tool) is an
+  error with manual thinking (``enabled``); adaptive thinking supports it (thinking is then
+  skipped), except on Opus 5.5, Sonnet 5.5, Fable 5.1 (and Mythos 5.1), which return a 400 —
+  Haiku 5.5 is not in that list, so it accepts forced tool use.
 - Prefix checks on thinking blocks: the models with preserved thinking (prefix check) are
   claude-fable-5-2, claude-fable-5-1, claude-opus-5-5, claude-sonnet-5-5, claude-haiku-5-5.
 - Prompt caching minimums: 512 on the 5.x generation named above; 1,024 Sonnet 4.6/4.5;
@@ -53,7 +57,8 @@ class ModelSpec:
     efforts: tuple[str, ...]  # accepted ``output_config.effort`` values; () = no effort parameter
     default_effort: str | None = None
     preserved_thinking: bool = False  # thinking blocks bound to their prefix (the prefix check)
-    strict_5_5: bool = False  # forced tool_choice and sampling parameters are 400s
+    strict_5_5: bool = False  # sampling parameters are 400s (the 5.5 generation)
+    forced_tools: bool = True  # tool_choice any/tool accepted (not on Opus/Sonnet 5.5 and Fable)
     prefill: bool = True  # a last assistant message (prefill) is accepted
     system_messages: bool = False  # mid-conversation ``role: "system"`` messages accepted
     web_search: bool = True  # takes the web_search / web_fetch server tools (capabilities.server_tools)
@@ -112,6 +117,7 @@ _FIVE_FIVE = dict(
     prefill=False,
     system_messages=True,
     default_display="omitted",
+    forced_tools=False,
 )
 
 MODELS: tuple[ModelSpec, ...] = (
@@ -124,7 +130,7 @@ MODELS: tuple[ModelSpec, ...] = (
               thinking_types=frozenset({"adaptive"}), default_effort="medium", **_FIVE_FIVE),  # type: ignore[arg-type]
     ModelSpec("claude-haiku-5-5", "Claude Haiku 5.5", "2026-09-28T00:00:00Z", "haiku",
               thinking_types=frozenset({"adaptive", "between_tools"}), default_effort="medium",
-              **_FIVE_FIVE),  # type: ignore[arg-type]
+              **{**_FIVE_FIVE, "forced_tools": True}),  # type: ignore[arg-type]
     ModelSpec("claude-fable-5-1", "Claude Fable 5.1", "2026-08-31T00:00:00Z", "fable",
               thinking_types=frozenset({"adaptive"}), default_effort="high", **_FIVE_FIVE),  # type: ignore[arg-type]
     ModelSpec("claude-opus-4-6", "Claude Opus 4.6", "2026-02-05T00:00:00Z", "opus", 1_000_000, 128_000, 4096,

@@ -36,7 +36,11 @@ Thinking, on the requests that think (a 5.x model without ``thinking``, or ``ada
 ``display: "summarized"``, empty with ``"omitted"``, the 5.5 default), then a
 ``redacted_thinking`` block if ``redacted``; ``thinking=None`` is a reply the model chose not
 to think for. With ``thinking: {"type": "between_tools"}`` only the progress note of a
-``ToolCalls`` comes back as thinking (always shown).
+``ToolCalls`` comes back as thinking (always shown). Thinking costs output tokens
+(``thinking_tokens`` on ``Text`` / ``ToolCalls``, default: its text's estimate), billed in
+``usage.output_tokens`` even when omitted, and counted toward ``max_tokens``: when thinking plus
+the answer do not fit, the answer is cut (``stop_reason`` ``max_tokens``; a ``ToolCalls`` whose
+thinking alone fills ``max_tokens`` ends before its tool call).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from tests.fakes.prompt_cache import estimate_tokens
 
 DEFAULT_THINKING = "The user asked something; let me answer carefully."
 
@@ -61,6 +67,7 @@ class Text:
     gate_after: int = 0
     thinking: str | None = DEFAULT_THINKING
     redacted: bool = False
+    thinking_tokens: int | None = None  # what the thinking costs (default: its text's estimate)
 
 
 @dataclass
@@ -99,6 +106,7 @@ class ToolCalls:
     usage: dict[str, int] = field(default_factory=dict)
     thinking: str | None = DEFAULT_THINKING
     redacted: bool = False
+    thinking_tokens: int | None = None
 
 
 @dataclass
@@ -169,6 +177,9 @@ def thinking_mode(body: Mapping[str, Any], *, thinks_by_default: bool, default_d
     kind = config.get("type") if isinstance(config, Mapping) else None
     display = config.get("display") if isinstance(config, Mapping) else None
     shown = (display or default_display) == "summarized"
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+        return ThinkingMode(False, False, shown)  # forced tool use skips thinking
     if kind is None:
         return ThinkingMode(thinks_by_default, thinks_by_default, shown)
     if kind == "between_tools":
@@ -185,6 +196,7 @@ class Built:
     stop_details: dict[str, Any] | None = None
     partial_json: dict[int, str] = field(default_factory=dict)  # block index -> the truncated input JSON
     output_tokens: int | None = None
+    thinking_cost: int = 0  # output tokens spent on thinking (billed even when the display is omitted)
 
 
 def _thinking(text: str | None, shown: bool) -> dict[str, Any]:
@@ -200,12 +212,23 @@ def build(
     """The reply content for ``item`` (unsigned thinking blocks: the server signs them)."""
     blocks: list[dict[str, Any]] = []
     thinking = getattr(item, "thinking", None)
+    cost = 0
     if mode.upfront and thinking is not None and not isinstance(item, StreamError):
         blocks.append(_thinking(thinking, mode.shown))
+        cost = getattr(item, "thinking_tokens", None) or estimate_tokens(thinking)
         if getattr(item, "redacted", False):
             blocks.append({"type": "redacted_thinking", "data": ""})
+    budget = int(body.get("max_tokens") or 1)
+    if cost and isinstance(item, Text | ToolCalls):
+        # "Thinking tokens count toward your max_tokens limit": what does not fit is cut
+        left = budget - cost
+        wanted = estimate_tokens(item.text) if isinstance(item, Text) else 0
+        if left <= 0 or wanted > left:
+            kept = item.text[: max(0, int(left * 3.3 / 3))] if isinstance(item, Text) and left > 0 else ""
+            cut = [*blocks, {"type": "text", "text": kept}] if kept else blocks
+            return Built(cut, "max_tokens", output_tokens=budget, thinking_cost=cost)
     if isinstance(item, Text):
-        return Built([*blocks, {"type": "text", "text": item.text}], "end_turn")
+        return Built([*blocks, {"type": "text", "text": item.text}], "end_turn", thinking_cost=cost)
     if isinstance(item, StreamError):
         return Built([{"type": "text", "text": item.text}] if item.text else [], "end_turn")
     if isinstance(item, Refusal):
@@ -235,8 +258,9 @@ def build(
     if item.text:
         if mode.between_tools:
             blocks.append(_thinking(item.text, True if not mode.upfront else mode.shown))
+            cost += estimate_tokens(item.text)
         else:
             blocks.append({"type": "text", "text": item.text})
     for name, value in item.calls:
         blocks.append({"type": "tool_use", "id": new_tool_id("toolu"), "name": name, "input": value})
-    return Built(blocks, "tool_use")
+    return Built(blocks, "tool_use", thinking_cost=cost)
