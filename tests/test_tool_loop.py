@@ -7,7 +7,6 @@ Every request goes through ``FakeModel(validate=...)``: a request the real API w
 import asyncio
 import json
 import random
-from datetime import UTC, datetime
 
 import pytest
 
@@ -120,12 +119,15 @@ async def test_bad_tool_input_gets_an_error_result_not_an_exception(
     assert assistant.list_facts(1) == []
 
 
-def test_an_unknown_tool_is_an_error_result(assistant: Assistant):
-    # (the API itself refuses a tool_use naming a tool the request does not declare, so no model sends one)
+def test_an_unknown_tool_name_is_an_error_result_not_an_exception(assistant: Assistant):
+    # not through the loop: the model names only declared tools, and the API refuses a request whose
+    # history holds a tool_use of an undeclared tool (tests/fakes/messages_rules.py)
+    from datetime import UTC, datetime
+
     from bot.tools import ToolContext
 
-    result = assistant.toolbox.run("teleport", {"to": "Mars"}, ToolContext("1", datetime.now(UTC), {}, {}, None))
-    assert result.is_error and "unknown tool 'teleport'" in result.text
+    result = assistant.toolbox.run("teleport", {"to": "Mars"}, ToolContext("1", datetime(2026, 1, 1, tzinfo=UTC)))
+    assert result.is_error and "unknown tool 'teleport'" in result.text and "remember" in result.text
 
 
 async def test_replace_through_the_tool_leaves_one_version(assistant: Assistant, fake_model):
