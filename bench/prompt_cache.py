@@ -39,10 +39,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.ask import Assistant
-from bot.claude import ClaudeModel
+from bot.claude.client import ClaudeModel
+from bot.claude.summarizer import SYSTEM_MARK, Summarizer
+from bot.core.ask import Assistant
 from bot.modelinfo import ModelCatalog
-from bot.summarizer import SYSTEM_MARK, Summarizer
 from bot.tools.reminders import reminder_tools
 from bot.websearch import WebSearch, WebSettings
 from memory.recall import RecallIndex

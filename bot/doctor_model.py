@@ -24,7 +24,7 @@ from bot.modelinfo import ModelCatalog, ModelInfo
 
 def _stable_prefix(ctx: Context) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The tools and system blocks every request of a new chat starts with (built as the bot does)."""
-    from bot.prompt import build_system
+    from bot.core.prompt import build_system
     from bot.wiring import make_assistant
 
     assert ctx.settings is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.model import ModelError
+from bot.claude.model import ModelError
 from bot.texts import t
 
 

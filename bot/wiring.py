@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from bot.ask import Assistant, SpendSink
-from bot.claude import ClaudeModel
+from bot.claude.client import ClaudeModel
+from bot.claude.model import Usage
+from bot.claude.summarizer import Summarizer
 from bot.config import Settings
-from bot.model import Usage
+from bot.core.ask import Assistant, SpendSink
+from bot.core.upkeep import payer
 from bot.modelinfo import ModelCatalog
-from bot.summarizer import Summarizer
 from bot.tools.reminders import MayCreate, reminder_tools
-from bot.upkeep import payer
 from bot.websearch import WebSearch, supports_web_search
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.ask import Assistant
-from bot.claude import ClaudeModel
-from bot.model import ModelError
+from bot.claude.client import ClaudeModel
+from bot.claude.model import ModelError
+from bot.claude.summarizer import Summarizer
+from bot.core.ask import Assistant
 from bot.modelinfo import ModelCatalog
-from bot.summarizer import Summarizer
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import (

@@ -11,7 +11,7 @@ import json
 import threading
 from typing import Any
 
-from bot.summarizer import SYSTEM_MARK
+from bot.claude.summarizer import SYSTEM_MARK
 from bot.texts import t
 from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import FakeAnthropic, last_user_text

@@ -4,11 +4,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.claude import ClaudeModel
-from bot.model import ModelError
+from bot.claude.client import ClaudeModel
+from bot.claude.model import ModelError
+from bot.core.toolloop import ToolLoop, joined_text
 from bot.sources import WebTrail, storable
 from bot.texts import progress_text
-from bot.toolloop import ToolLoop, joined_text
 from bot.tools import Toolbox, ToolContext
 from bot.websearch import (
     WebConfigError,
@@ -254,7 +254,7 @@ def web_tools() -> list[dict]:
 
 
 def assistant_for(server: FakeAnthropic, data_dir, **kw):
-    from bot.ask import Assistant
+    from bot.core.ask import Assistant
     from memory.recall import RecallIndex
     from memory.transcript import Transcript
 
@@ -320,11 +320,11 @@ async def test_a_model_without_web_search_gets_no_web_tools(fake_anthropic: Fake
 
 
 def test_searches_are_counted_priced_and_limited(data_dir):
-    from bot.ask import Spend
-    from bot.limits import Limits
-    from bot.model import Usage
-    from bot.pricing import PriceTable
-    from bot.usage_report import chat_usage_text, cost_of
+    from bot.claude.model import Usage
+    from bot.claude.pricing import PriceTable
+    from bot.commands.usage import chat_usage_text, cost_of
+    from bot.core.ask import Spend
+    from bot.core.limits import Limits
     from memory.usage import UsageLedger
 
     ledger = UsageLedger(data_dir, flush_after=None)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
+from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
 from bot.modelinfo import ModelCatalog, ModelInfo
 
 if TYPE_CHECKING:

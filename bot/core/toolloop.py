@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
-from bot.prompt import with_cache_breakpoint
+from bot.claude.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
+from bot.core.prompt import with_cache_breakpoint
 from bot.sources import WebTrail, storable, with_sources
 from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
