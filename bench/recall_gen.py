@@ -200,9 +200,12 @@ class Conversation:
 
 
 _GENERIC = [
-    "I {did} the {thing} {when}, {feel}.", "Did you ever {do} the {thing}? I {did} it {when}.",
-    "The {thing} at {place} was {adj} {when}.", "{when_cap} I {did} the {thing} with my {person}.",
-    "My {person} {did} the {thing} {when}, {feel}.", "I keep thinking about the {adj} {thing} from {place}.",
+    "I {did} the {thing} {when}, {feel}.",
+    "Did you ever {do} the {thing}? I {did} it {when}.",
+    "The {thing} at {place} was {adj} {when}.",
+    "{when_cap} I {did} the {thing} with my {person}.",
+    "My {person} {did} the {thing} {when}, {feel}.",
+    "I keep thinking about the {adj} {thing} from {place}.",
     "We {did} the {thing} {when} and it was {adj}.",
 ]
 _WORDS = {
@@ -267,7 +270,9 @@ def generate(seed: int, *, style: str = "named", sessions: int = 24) -> Conversa
             full = {"S": subject, "O": other, "month_year": session_month[si], **values}
             says = fact.change if changed and fact.change else fact.say
             key = (id(values), changed)
-            blocks.append([(subject if w == "S" else other, _fill(t, full), key if w == "S" else None) for w, t in says])
+            blocks.append(
+                [(subject if w == "S" else other, _fill(t, full), key if w == "S" else None) for w, t in says]
+            )
             if rnd.random() < 0.6:
                 who = rnd.choice((a, b))
                 blocks.append([(who, rnd.choice(DISTRACT[fact.topic]), None)])
@@ -310,8 +315,15 @@ def generate(seed: int, *, style: str = "named", sessions: int = 24) -> Conversa
         for kind, q in fact.ask:
             q, _, at = q.partition("@")  # "...?@1": the evidence is the subject's second line
             ev = said[int(at or 0) : int(at or 0) + 1]
-            if kind == "date" and sum(1 for f2, s2, _, x in instances if f2 is fact and s2 == subject and
-                                      session_month[x] == session_month[s]) > 1:
+            if (
+                kind == "date"
+                and sum(
+                    1
+                    for f2, s2, _, x in instances
+                    if f2 is fact and s2 == subject and session_month[x] == session_month[s]
+                )
+                > 1
+            ):
                 continue  # the month does not single out one fact
             questions.append(Question(_fill(q, full), kind, ev))
         changed = evidence.get((id(values), True))

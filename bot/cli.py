@@ -35,6 +35,7 @@ from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.reminders import pending_lines, reminders_text
 from bot.commands.search import search_text
 from bot.core.ask import Answer, Assistant, NothingToRetry, Question
+from bot.model_commands import model_text
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
 from bot.tools.reminders import is_telegram_chat
@@ -55,7 +56,7 @@ HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0
 HISTORY_LENGTH = 1000
 PROMPT = "> "
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/reset",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/reset",
     "/retry", "/quit",
 )  # fmt: skip
 ReadLine = Callable[[str], str | None]
@@ -89,6 +90,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /remember <내용>   사실 하나 기억시키기\n"
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
         "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
+        "  /model [id]        모델과 그 기능 보기, 다른 모델로 바꾸기 (재시작해도 유지)\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
@@ -102,6 +104,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /remember <text>   make the assistant remember a fact\n"
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
         "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
+        "  /model [id]        the model and its capabilities; switch to another (kept across restarts)\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
@@ -343,6 +346,9 @@ class ChatSession:
             await self.reminders_command(line.split(maxsplit=1)[1] if " " in line else "")
         elif command in ("/memory", "/remember", "/forget"):
             await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
+        elif command == "/model":
+            argument = line.split(maxsplit=1)[1] if " " in line else ""
+            self.say(await model_text(self.assistant.model, argument, self.lang))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":
@@ -445,6 +451,9 @@ class ChatSession:
         elif not self._streamed:
             self.out.write(answer.text)
             self._midline = not answer.text.endswith("\n")
+        elif answer.note or answer.sources:  # streamed: what came after the model's text
+            self.out.write("\n\n" + web_footer(answer))
+            self._midline = True
         self._end_line()
         if not answer.saved:
             self.error(bot_text("error.not_saved", self.lang))
@@ -678,3 +687,14 @@ def _run_session(
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def web_footer(answer: Answer) -> str:
+    """The note and the source list under a streamed answer, as plain terminal text (URLs shown whole)."""
+    lines = [answer.note] if answer.note else []
+    if answer.sources:
+        if lines:
+            lines.append("")
+        lines.append("출처 · Sources")
+        lines += [f"{n}. {title}\n   {url}" for n, (title, url) in enumerate(answer.sources, 1)]
+    return "\n".join(lines)

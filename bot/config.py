@@ -12,8 +12,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import load_dotenv
 
 from bot.claude.pricing import Price, parse_prices
+from bot.websearch import WebConfigError, WebSettings, web_settings
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_EFFORT = "medium"
+"""A chat assistant answers short questions on a phone: Anthropic's guidance for chat and other
+latency-sensitive work is to start at medium or low; medium keeps tool use and memory upkeep sound."""
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_MAX_TOKENS = 16384
+"""Thinking counts against max_tokens: room for the thinking of a medium-effort turn and a long answer."""
 DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
 DEFAULT_DAILY_MESSAGES = 50
 DEFAULT_DAILY_TOKENS = 200_000
@@ -39,7 +46,8 @@ class Settings:
     timezone: str = "Asia/Seoul"
     max_history_messages: int = 20
     max_history_chars: int = 8000
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    effort: str = DEFAULT_EFFORT  # EFFORT: low, medium, high, xhigh, max (sent where the model accepts it)
     anthropic_max_retries: int = 2
     anthropic_timeout: float = 120.0
     stream_interval: float = 1.0  # seconds between two streamed previews of an answer in one chat
@@ -65,6 +73,7 @@ class Settings:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8080
     heartbeat_file: str = ""  # empty: no heartbeat (the Docker image sets one for its HEALTHCHECK)
+    web: WebSettings = field(default_factory=WebSettings)  # web search (bot/websearch.py)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -159,7 +168,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"TIMEZONE {timezone!r} is not a known time zone (e.g. Asia/Seoul)") from None
+    try:
+        web = web_settings(env)
+    except WebConfigError as e:
+        raise ConfigError(str(e)) from None
     return Settings(
+        web=web,
         anthropic_api_key=api_key,
         telegram_bot_token=token,
         anthropic_model=env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL,
@@ -168,7 +182,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         timezone=timezone,
         max_history_messages=_int(env, "MAX_HISTORY_MESSAGES", 20, minimum=2),
         max_history_chars=_int(env, "MAX_HISTORY_CHARS", 8000, minimum=100),
-        max_tokens=_int(env, "MAX_TOKENS", 4096),
+        max_tokens=_int(env, "MAX_TOKENS", DEFAULT_MAX_TOKENS, minimum=256),
+        effort=_effort(env),
         anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
         anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
@@ -177,6 +192,13 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         **_access_settings(env),
         **_ops_settings(env),
     )
+
+
+def _effort(env: Mapping[str, str]) -> str:
+    value = env.get("EFFORT", "").strip().lower() or DEFAULT_EFFORT
+    if value not in EFFORTS:
+        raise ConfigError(f"EFFORT {value!r} must be one of {', '.join(EFFORTS)}")
+    return value
 
 
 def _summary_settings(env: Mapping[str, str]) -> dict[str, int | float | str]:

@@ -42,6 +42,52 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⏳ 오늘 쓸 수 있는 양(토큰)을 모두 써서 여기서 멈췄어요. 자정이 지나면 /retry 로 다시 물을 수 있어요.",
         "en": "⏳ Today's allowance (tokens) is used up, so I stopped here. After midnight, /retry asks again.",
     },
+    "error.refusal": {
+        "ko": "🙅 이 요청에는 답할 수 없어요. 다른 질문을 해 주세요. (이 대화는 기록하지 않았어요)",
+        "en": "🙅 I can't help with that request. Please ask something else. (This exchange was not recorded.)",
+    },
+    "error.cut": {
+        "ko": "⚠️ 답이 길어 중간에 잘렸어요 (출력 한도). 더 짧게 답해 달라고 하거나 나눠서 물어봐 주세요.",
+        "en": "⚠️ The answer was cut off (output limit). Ask for a shorter answer, or split the question.",
+    },
+    "error.context_full": {
+        "ko": "⚠️ 대화가 모델이 읽을 수 있는 길이를 넘었어요. /reset 으로 새로 시작하거나 잠시 후 다시 보내 주세요.",
+        "en": "⚠️ The conversation no longer fits the model's context window. /reset starts afresh; or try later.",
+    },
+    "error.not_found": {
+        "ko": "⚠️ 설정된 Claude 모델을 찾을 수 없어요. 관리자가 /model 로 다른 모델을 골라야 해요.",
+        "en": "⚠️ The configured Claude model was not found. The owner can choose another one with /model.",
+    },
+    "error.too_large": {
+        "ko": "⚠️ 요청이 너무 커서 거부됐어요 (첨부 파일이 크거나 너무 많아요). 더 작게 보내 주세요.",
+        "en": "⚠️ The request was too large for the API (attachments too big or too many). Please send less.",
+    },
+    "error.system_messages": {
+        "ko": "⚠️ 모델이 요청 형식을 거부했어요. 다시 보내 주세요.",
+        "en": "⚠️ The model refused the request's layout. Please send it again.",
+    },
+    "model.current": {
+        "ko": "🤖 지금 모델: {name}\n{info}",
+        "en": "🤖 Current model: {name}\n{info}",
+    },
+    "model.others": {"ko": "고를 수 있는 다른 모델: {names}", "en": "Other models available: {names}"},
+    "model.usage": {
+        "ko": "/model <모델 id> 로 바꾸고, /model refresh 로 정보를 새로 읽어요. 바꾼 모델은 재시작해도 유지돼요.",
+        "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
+    },
+    "model.switched": {
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
+        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+    },
+    "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
+    "model.unknown": {
+        "ko": "⚠️ {name} 모델을 찾을 수 없어요. /model 로 고를 수 있는 모델을 보세요.",
+        "en": "⚠️ There is no model {name} on this endpoint. /model lists the available ones.",
+    },
+    "model.unsupported": {
+        "ko": "이 모델({name})은 바꿀 수 없어요.",
+        "en": "This model ({name}) cannot be switched.",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
@@ -155,6 +201,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "💰 Usage (summaries and tools included, estimated cost)\nToday: {q_today} questions, "
         "{tokens_today} → {cost_today}\nIn total: {q_total} questions, {tokens_total} → {cost_total}",
     },
+    "stats.searches": {
+        "ko": " · 웹 검색 {n}회",
+        "en": " · {n} web searches",
+    },
     "stats.tokens": {
         "ko": "입력 {input} · 출력 {output} · 캐시 쓰기 {cache_write} · 캐시 읽기 {cache_read}",
         "en": "input {input} · output {output} · cache write {cache_write} · cache read {cache_read}",
@@ -196,7 +246,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>사진</b>: 사진에 설명이나 질문을 붙여 보내면 함께 봐요.\n"
         "<b>문서</b>: PDF나 텍스트·코드 파일을 보내면 읽어요. 질문은 파일 설명(캡션)에 적어 주세요.\n"
         "<b>답장</b>: 어떤 메시지에 답장하거나 일부를 인용하면 그 내용을 함께 봐요.\n"
-        "<b>알림</b>: \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 그때 ⏰ 로 알려 드려요.\n"
+        '<b>알림</b>: "내일 아침 9시에 약 먹으라고 알려 줘"처럼 말하면 그때 ⏰ 로 알려 드려요.\n'
         "<b>그룹</b>: 저를 {bot} 로 부르거나 제 메시지에 답장할 때만 답해요.\n\n"
         "<b>명령어</b>\n"
         "/history — 다음 메시지와 함께 보낼 최근 대화\n"
@@ -222,7 +272,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "<b>Photos</b>: send a photo with a caption or a question and I'll look at it.\n"
         "<b>Documents</b>: send a PDF or a text or code file and I'll read it; put your question in the caption.\n"
         "<b>Replies</b>: reply to a message (or quote part of it) and I'll see what you are answering.\n"
-        "<b>Reminders</b>: say \"remind me tomorrow at 9 to take my pills\" and I'll send you a ⏰ then.\n"
+        '<b>Reminders</b>: say "remind me tomorrow at 9 to take my pills" and I\'ll send you a ⏰ then.\n'
         "<b>Groups</b>: I answer only when you mention {bot} or reply to one of my messages.\n\n"
         "<b>Commands</b>\n"
         "/history — the recent messages sent along with your next one\n"
@@ -457,8 +507,8 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "reminders.held_where": {"ko": "채팅 {chat}, 설정 {user}", "en": "chat {chat}, set by {user}"},
     "reminders.empty": {
-        "ko": "⏰ 예정된 알림이 없어요. \"내일 아침 9시에 약 먹으라고 알려 줘\"처럼 말하면 맞춰 둘게요.",
-        "en": "⏰ No reminders pending. Say something like \"remind me tomorrow at 9 to take my pills\".",
+        "ko": '⏰ 예정된 알림이 없어요. "내일 아침 9시에 약 먹으라고 알려 줘"처럼 말하면 맞춰 둘게요.',
+        "en": '⏰ No reminders pending. Say something like "remind me tomorrow at 9 to take my pills".',
     },
     "reminders.header": {"ko": "⏰ 예정된 알림 {n}개 ({zone}):", "en": "⏰ {n} pending reminders ({zone}):"},
     "reminders.footer": {"ko": "취소: /reminders cancel <번호>", "en": "Cancel one: /reminders cancel <number>"},
@@ -480,6 +530,40 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "cmd.reminders": {"ko": "예정된 알림 보기·취소", "en": "Pending reminders (list, cancel)"},
 }
+
+
+PROGRESS: dict[str, dict[str, str]] = {
+    "search_memory": {"ko": "🔎 기억을 찾는 중…", "en": "🔎 Searching memory…"},
+    "remember": {"ko": "📝 기억해 두는 중…", "en": "📝 Saving to memory…"},
+    "forget": {"ko": "🧹 기억에서 지우는 중…", "en": "🧹 Removing from memory…"},
+    "set_reminder": {"ko": "⏰ 알림을 맞추는 중…", "en": "⏰ Setting a reminder…"},
+    "list_reminders": {"ko": "⏰ 알림을 확인하는 중…", "en": "⏰ Checking reminders…"},
+    "cancel_reminder": {"ko": "⏰ 알림을 취소하는 중…", "en": "⏰ Cancelling a reminder…"},
+    "web_search": {"ko": "🌐 웹에서 찾는 중…", "en": "🌐 Searching the web…"},
+    "web_fetch": {"ko": "📄 웹 페이지를 읽는 중…", "en": "📄 Reading a web page…"},
+    "no_search": {
+        "ko": "⚠️ 웹 검색을 하지 못해 검색 없이 답했어요.",
+        "en": "⚠️ Could not search the web; answered without it.",
+    },
+    "tool": {"ko": "⚙️ 처리하는 중…", "en": "⚙️ Working on it…"},
+    "cut": {"ko": "✂️ (답이 길어 여기서 잘렸어요)", "en": "✂️ (The answer was cut off here: it was too long.)"},
+    "context_full": {
+        "ko": "✂️ (대화가 너무 길어 답이 여기서 끊겼어요. /reset 으로 새로 시작할 수 있어요)",
+        "en": "✂️ (The conversation is too long: the answer stopped here. /reset starts afresh.)",
+    },
+}
+"""What the user sees in the streamed preview while a tool runs, and notices after a cut answer."""
+
+
+def progress_text(name: str, lang: str = "ko") -> str:
+    return lookup(PROGRESS, name if name in PROGRESS else "tool", lang)
+
+
+def lang_of_text(text: str) -> str:
+    """Korean when the text has Hangul (or no letters at all), else English."""
+    if any("\uac00" <= c <= "\ud7a3" or "\u3131" <= c <= "\u318e" for c in text):
+        return "ko"
+    return "en" if any(c.isalpha() for c in text) else "ko"
 
 
 def lang_of(language_code: str | None) -> str:

@@ -11,11 +11,16 @@ from bot.claude.summarizer import Summarizer
 from bot.config import Settings
 from bot.core.ask import Assistant, SpendSink
 from bot.core.upkeep import payer
+from bot.modelinfo import ModelCatalog
 from bot.tools.reminders import MayCreate, reminder_tools
+from bot.websearch import WebSearch, supports_web_search
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget
 from memory.transcript import Transcript
+
+SUMMARY_MAX_TOKENS = 8192
+"""Output limit of a summary: a memo of SUMMARY_MAX_CHARS at most, plus the thinking of the lowest setting."""
 
 
 def make_assistant(
@@ -33,18 +38,27 @@ def make_assistant(
     It is read when a reminder is set, so a front end may set ``assistant.may_remind`` later
     (the Telegram bot does, once its limits are loaded).
     """
+    catalog = ModelCatalog(settings.data_dir)
     model = ClaudeModel(
-        settings.anthropic_model,
+        catalog.selected_for(settings.anthropic_model) or settings.anthropic_model,  # /model outlives restarts
         api_key=settings.anthropic_api_key,
         max_tokens=settings.max_tokens,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout,
+        effort=settings.effort,
+        catalog=catalog,
+        configured=settings.anthropic_model,
     )
-    summary_model = model
-    if settings.summary_model and settings.summary_model != settings.anthropic_model:
-        # the same HTTP client (closed with the chat model's at shutdown), another model name
-        summary_model = ClaudeModel(settings.summary_model, share=model, max_tokens=2048)
-    summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars)
+    # the summarizer asks for the least thinking each model accepts, on the same HTTP client;
+    # without SUMMARY_MODEL it follows the chat model (also after a /model switch)
+    summary_model = ClaudeModel(
+        settings.summary_model or model.name,
+        share=model,
+        max_tokens=SUMMARY_MAX_TOKENS,
+        purpose="lowest",
+        follow=None if settings.summary_model else model,
+    )
+    summarizer = Summarizer(summary_model, max_chars=settings.summary_max_chars, max_tokens=SUMMARY_MAX_TOKENS)
     assistant = Assistant(
         transcript=Transcript(settings.data_dir),
         model=model,
@@ -63,6 +77,7 @@ def make_assistant(
         on_spend=on_spend,
         recall=RecallIndex(settings.data_dir),
         recall_turns=settings.recall_turns,
+        web=WebSearch(settings.web, settings.timezone, model_supports=supports_web_search(settings.anthropic_model)),
         tools=reminder_tools(
             reminders or ReminderStore(settings.data_dir),
             settings.timezone,

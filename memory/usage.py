@@ -10,7 +10,8 @@ totals that are never pruned::
      "total": {"users": {…}, "chats": {…}}}
 
 ``q`` counts questions accepted for answering; ``m`` holds per model the input, output,
-cache-write and cache-read tokens and the number of model calls. Tokens are kept (not money),
+cache-write and cache-read tokens and the number of model calls; ``w`` (when not 0) counts the
+web searches Anthropic ran and billed (``usage.server_tool_use.web_search_requests``). Tokens are kept (not money),
 so a changed price list re-prices the past.
 
 Recording is cheap (a few dict updates under a lock: fine on an event loop). Writes are
@@ -55,6 +56,7 @@ class Tally:
 
     questions: int = 0
     models: dict[str, list[int]] = field(default_factory=dict)
+    searches: int = 0  # web searches (billed per search, on top of the tokens)
 
     def tokens(self) -> dict[str, int]:
         """Token counts summed over the models (input, output, cache_write, cache_read, calls)."""
@@ -84,6 +86,8 @@ def _day(data: Data, day: str) -> Data:
 
 def _add_entity(into: Data, other: Data) -> None:
     into["q"] = int(into.get("q", 0)) + int(other.get("q", 0))
+    if other.get("w"):
+        into["w"] = int(into.get("w", 0)) + int(other["w"])
     models = into.setdefault("m", {})
     for model, row in other.get("m", {}).items():
         mine = models.setdefault(model, [0] * len(FIELDS))
@@ -111,6 +115,9 @@ def _clean_entity(raw: Any) -> Data | None:
         return None
     q = raw.get("q", 0)
     out: Data = {"q": q if isinstance(q, int) and q >= 0 else 0, "m": {}}
+    w = raw.get("w", 0)
+    if isinstance(w, int) and w > 0:
+        out["w"] = w
     models = raw.get("m", {})
     if isinstance(models, dict):
         for model, row in models.items():
@@ -206,7 +213,8 @@ class UsageLedger:
                 node = node.get(key) if isinstance(node, dict) else None
                 if node is None:
                     return Tally()
-            return Tally(int(node.get("q", 0)), {m: list(row) for m, row in node.get("m", {}).items()})
+            models = {m: list(row) for m, row in node.get("m", {}).items()}
+            return Tally(int(node.get("q", 0)), models, int(node.get("w", 0)))
 
     def user_day(self, user: str, day: str) -> Tally:
         return self._tally("days", day, "users", user)
@@ -250,6 +258,18 @@ class UsageLedger:
                         mine = entity["m"].setdefault(model, [0] * len(FIELDS))
                         for i, v in enumerate(row):
                             mine[i] += v
+            self._dirty = True
+        self._schedule()
+
+    def add_searches(self, user: str, chat: str, searches: int, day: str) -> None:
+        """Add ``searches`` web searches (billed per search) to the user and the chat."""
+        if searches <= 0:
+            return
+        with self._lock:
+            for data in self._both():
+                for group in (_day(data, day), data["total"]):
+                    for entity in (_entity(group["users"], user), _entity(group["chats"], chat)):
+                        entity["w"] = int(entity.get("w", 0)) + searches
             self._dirty = True
         self._schedule()
 

@@ -21,7 +21,8 @@ class GateModel(FakeModel):
         self.peak: dict[str, int] = {}
         self.gate = asyncio.Event()
 
-    async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None):
+    async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None,
+                       on_tool=None):  # fmt: skip
         chat = messages[-1]["content"].split(":")[0]
         self.active[chat] = self.active.get(chat, 0) + 1
         self.peak[chat] = max(self.peak.get(chat, 0), self.active[chat])

@@ -20,6 +20,7 @@ from bot.texts import t as bot_text
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import convo
 
 
 def run_chat(assistant: Assistant, *lines: str, lang: str = "ko", chat: str = "local", catch_sigint: bool = False):
@@ -260,7 +261,9 @@ class SlowModel(FakeModel):
         self.slow = True
         self.cancelled = 0
 
-    async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None) -> Reply:
+    async def complete(
+        self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None, on_tool=None
+    ) -> Reply:
         if self.slow:
             self.slow = False
             await on_text("부분 답…")
@@ -360,7 +363,7 @@ def test_main_runs_a_session_with_the_real_client(
     assert cli.main() == 0
     out = capsys.readouterr().out
     assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
-    assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": "hello from the keyboard"}]
+    assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "hello from the keyboard"}]
     assert contents(Transcript(other), "kbd") == ["hello from the keyboard", "echo: hello from the keyboard"]
 
 
@@ -384,8 +387,46 @@ def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fak
     assert out.count("아직 기억하고 있는 사실이 없어요") == 2  # before, and after /forget all
     assert "🧠 기억했어요 (1번): 커피는 디카페인만" in out
     assert "1. 커피는 디카페인만\n2. 이름은 준" in out  # the fact the tool added, after the command's
-    assert "기억할게요.\n\n반가워요, 준!" in out  # text before and after the tool call, as streamed
+    # text before and after the tool call, as streamed, with what the tool was doing between them
+    assert "기억할게요.\n\n📝 기억해 두는 중…\n\n반가워요, 준!" in out
     assert "🔧 remember: 이름은 준" in out and '"text"' not in out  # /history shows the call compactly
     assert "🗑 잊었어요 (1번): 커피는 디카페인만" in out and "9번 사실은 없어요" in out
     assert "1개를 모두 잊었어요" in out
     assert len(fake_model.calls) == 2  # only the question went to the model (two rounds)
+
+
+def test_model_command_shows_switches_and_keeps_the_model(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fake_anthropic: FakeAnthropic,
+):
+    """/model in the terminal: the model with its capabilities, a switch, and the switch after a restart."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    monkeypatch.setenv("ANTHROPIC_MAX_RETRIES", "0")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    data = tmp_path / "data"
+    argv = ["assistant-chat", "--chat", "kbd", "--data-dir", str(data)]
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("/model\n/model claude-nonexistent-9\n/model claude-opus-5-5\nhi\n"))
+    assert cli.main() == 0
+    out = capsys.readouterr().out
+    assert "Current model: claude-sonnet-5-5" in out and "context: 1,000,000 tokens" in out
+    assert "effort: low, medium, high, xhigh, max" in out and "claude-opus-5-5" in out
+    assert "There is no model claude-nonexistent-9" in out
+    assert "Switched to claude-opus-5-5" in out
+    assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5"
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("again\n"))  # a restart keeps the choice
+    assert cli.main() == 0
+    assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5" and fake_anthropic.rejected == []
+    # a changed ANTHROPIC_MODEL wins over a choice made while another model was configured
+    monkeypatch.setenv("ANTHROPIC_MODEL", "claude-haiku-5-5")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("and now\n"))
+    assert cli.main() == 0
+    assert fake_anthropic.requests[-1]["model"] == "claude-haiku-5-5"

@@ -20,7 +20,7 @@ from bot.claude.summarizer import SYSTEM_MARK
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
-from tests.helpers import stored
+from tests.helpers import convo, stored
 from tests.summary_helpers import memo
 
 
@@ -124,7 +124,7 @@ def test_python_m_bot_chat_needs_only_the_anthropic_key(
     assert "기억해 둘게요.\n" in out and "나: 내 자전거 자물쇠 번호는 4719야\nClaude: 기억해 둘게요." in out
     assert out.rstrip().endswith("4719 였어요.")
     assert len(fake_anthropic.requests) == 2 and fake_anthropic.requests[0]["stream"] is True
-    assert fake_anthropic.requests[1]["messages"][0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
+    assert convo(fake_anthropic.requests[1])[0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
     rows = stored(data_dir, "kbd")
     assert [(m["role"], m["content"]) for m in rows] == [
         ("user", "내 자전거 자물쇠 번호는 4719야"),
@@ -159,7 +159,7 @@ def test_api_error_then_retry_in_english(cli_env, workdir: Path, data_dir: Path,
     assert err.splitlines() == [f"{error_text('overloaded', 'en')} {cli.text('retry.hint', 'en')}"]
     assert cli.text("history.empty", "en") in out  # nothing was stored by the failure
     assert [last_user_text(r) for r in fake_anthropic.requests] == ["a question worth keeping"] * 2
-    assert fake_anthropic.requests[1]["messages"] == [{"role": "user", "content": "a question worth keeping"}]
+    assert convo(fake_anthropic.requests[1]) == [{"role": "user", "content": "a question worth keeping"}]
     assert [m["content"] for m in stored(data_dir, "err")] == [
         "a question worth keeping",
         "echo: a question worth keeping",
@@ -271,7 +271,7 @@ def test_cli_and_another_process_append_to_the_same_chat(
     assert [last_user_text(b) for b in chat_requests] == [f"cli-{i}" for i in range(n)]
     assert len(chat_requests) < len(fake_anthropic.requests)  # the CLI compacted along the way too
     for body in chat_requests:
-        history = body["messages"][:-1]
+        history = convo(body)[:-1]
         check_turns([{"role": m["role"], "content": m["content"]} for m in history])
 
 
@@ -398,5 +398,5 @@ def test_the_terminal_chat_records_its_usage_as_the_owner_at_the_keyboard(
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout.decode().rstrip().endswith("둘")  # never limited
     ledger = json.loads((data_dir / "usage.json").read_text())
-    assert ledger["total"]["users"]["terminal"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
-    assert ledger["total"]["chats"]["kbd"]["m"]["claude-sonnet-4-6"] == [20, 10, 0, 0, 2]
+    assert ledger["total"]["users"]["terminal"]["m"]["claude-sonnet-5-5"] == [20, 10, 0, 0, 2]
+    assert ledger["total"]["chats"]["kbd"]["m"]["claude-sonnet-5-5"] == [20, 10, 0, 0, 2]

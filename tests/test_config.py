@@ -9,7 +9,8 @@ BASE = {"TELEGRAM_BOT_TOKEN": "1:abc", "ANTHROPIC_API_KEY": "sk-x"}
 
 def test_defaults():
     s = load_settings(dict(BASE))
-    assert s.anthropic_model == DEFAULT_MODEL == "claude-sonnet-4-6"
+    assert s.anthropic_model == DEFAULT_MODEL == "claude-sonnet-5-5"
+    assert (s.effort, s.max_tokens) == ("medium", 16384)
     assert s.telegram_base_url == "https://api.telegram.org/bot"
     assert s.data_dir == Path("data")
     assert s.timezone == "Asia/Seoul"
@@ -97,3 +98,9 @@ def test_dotenv_file_is_read_and_environment_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "env-key")
     s = load_settings()
     assert s.telegram_bot_token == "from-file" and s.anthropic_api_key == "env-key"
+
+
+def test_effort_is_one_of_the_documented_levels():
+    assert load_settings({**BASE, "EFFORT": " High "}).effort == "high"
+    with pytest.raises(ConfigError, match="EFFORT"):
+        load_settings({**BASE, "EFFORT": "extreme"})

@@ -295,11 +295,30 @@ def test_network_checks_pass_against_the_services(data_dir, fake_telegram: FakeT
     assert rc == 0, lines
     assert lines_of(lines, "telegram")[0].startswith("ok       telegram: getMe answered: @memory_test_bot")
     assert statuses(lines, "anthropic") == {"ok"} and len(lines_of(lines, "anthropic")) == 2
-    assert [(r["model"], r["max_tokens"]) for r in fake_anthropic.requests] == [
+    pings = [r for r in fake_anthropic.requests if "tools" not in r]  # the model check sends the real prefix
+    assert [(r["model"], r["max_tokens"]) for r in pings] == [
         ("claude-test-1", 1),
         ("claude-cheap-1", 1),
     ]
     assert [c.method for c in fake_telegram.calls] == ["getMe"]
+
+
+def test_the_model_check_shows_capabilities_and_whether_the_prefix_is_cached(data_dir, fake_anthropic):
+    healthy_data(data_dir)
+    env = env_for(data_dir, ANTHROPIC_BASE_URL=fake_anthropic.url)  # the default model
+    rc, lines = run_doctor(env, "--only", "model")
+    model = lines_of(lines, "model")[0]
+    assert model.startswith("ok") and "claude-sonnet-5-5" in model and "thinking: adaptive, between_tools" in model
+    cache = lines_of(lines, "cache")[0]
+    assert cache.startswith("ok") and "is cached by claude-sonnet-5-5" in cache, lines
+    sent = [r for r in fake_anthropic.requests if "tools" in r]
+    assert sent and all(r["max_tokens"] == 1 for r in sent) and fake_anthropic.rejected == []
+
+    # a model whose minimum cacheable prefix is longer than the bot's stable prefix: said plainly
+    fake_anthropic.add_model("claude-roomy-1", "claude-sonnet-5-5", cache_minimum=200_000)
+    rc, lines = run_doctor({**env, "ANTHROPIC_MODEL": "claude-roomy-1"}, "--only", "model")
+    cache = lines_of(lines, "cache")[0]
+    assert rc == 1 and cache.startswith("problem") and "under the model's minimum" in cache
 
 
 def test_unknown_model_and_unreachable_telegram(data_dir, fake_anthropic: FakeAnthropic):

@@ -12,7 +12,7 @@ import stat
 from bot.texts import t
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CLOSED = {"ALLOWED_USERS": "", "OWNER_ID": ""}
 OWNER = 100
@@ -170,7 +170,7 @@ def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
     fake_telegram.send_text(STRANGER, "아직 돼?")
     assert fake_telegram.wait_sent(STRANGER, 5)[-1] == t("not_allowed", user_id=STRANGER)
     assert bot.stop() == 0
-    assert [r["messages"][-1]["content"] for r in fake_anthropic.requests] == ["이제 돼?", "재시작 후에도?"]
+    assert [convo(r)[-1]["content"] for r in fake_anthropic.requests] == ["이제 돼?", "재시작 후에도?"]
     assert str(STRANGER) not in json.loads((data_dir / "access.json").read_text())["users"]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import ATTACHMENTS, FakeTelegram
+from tests.helpers import convo
 
 FAST = {"STREAM_INTERVAL": "0.1"}
 TEXT_ONLY = "지금은 글(텍스트), 사진, PDF와 텍스트 파일만 이해할 수 있어요"
@@ -101,7 +102,7 @@ def test_unusual_text_is_answered_and_stored_exactly_one_message_per_line(
     assert forwarded["content"] == "[전달된 메시지 / Forwarded message] 내일 3시에 회의 있어요"
     assert forwarded["forwarded"] is True
     assert lines(data_dir, 116)[0]["content"] == f"[사진] {caption}"
-    sent_text = {json.dumps(r["messages"][-1]["content"], ensure_ascii=False) for r in fake_anthropic.requests}
+    sent_text = {json.dumps(convo(r)[-1]["content"], ensure_ascii=False) for r in fake_anthropic.requests}
     assert any("깨진 글자 \ufffd 여기" in s for s in sent_text)
     assert files_outside(tmp_path, data_dir) == []
     assert {p.name for p in (data_dir / "chats").glob("*.jsonl")} == {

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored, turn_context
 
 CHAT = 4242
 
@@ -34,10 +34,12 @@ def test_restart_remembers_the_lock_code(
     fake_telegram.send_text(CHAT, "내 자물쇠 번호 뭐였지?")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "4719 였어요."
     last = fake_anthropic.requests[-1]
-    assert last["messages"][0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
-    assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
-    assert "4719" in request_text(last["messages"][:-1])
-    assert "(한국 시각)이다." in last["system"][-1]["text"]
+    assert convo(last)[0] == {"role": "user", "content": "내 자전거 자물쇠 번호는 4719야"}
+    assert convo(last)[-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
+    assert "4719" in request_text(convo(last)[:-1])
+    # the fresh time line: in a system message after the question (the 5.5 models take them)
+    assert "(한국 시각)이다." in turn_context(last) and last["messages"][-1]["role"] == "system"
+    assert not any("(한국 시각)이다." in b["text"] for b in last["system"])  # the system prompt stays stable
     assert bot2.stop() == 0
     assert [m["content"] for m in stored(data_dir, CHAT)] == [
         "내 자전거 자물쇠 번호는 4719야",
@@ -61,7 +63,7 @@ def test_failed_model_call_stores_nothing_and_the_next_question_works(
     assert stored(data_dir, CHAT) == []
     fake_telegram.send_text(CHAT, "다시 질문")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "echo: 다시 질문"
-    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "다시 질문"}]
+    assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "다시 질문"}]
     assert [m["role"] for m in stored(data_dir, CHAT)] == ["user", "assistant"]
 
 

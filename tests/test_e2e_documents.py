@@ -10,7 +10,7 @@ import time
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import make_pdf, stored
+from tests.helpers import convo, make_pdf, stored
 
 CHAT = 6060
 GROUP = -1006060
@@ -26,7 +26,7 @@ def test_a_pdf_reaches_claude_as_a_document_block_and_only_its_marker_is_stored(
     fake_telegram.send_document(CHAT, "pdf-1", pdf, "report.pdf", "application/pdf", caption="이 보고서 요약해 줘")
     assert fake_telegram.wait_visible(CHAT) == ["세 쪽짜리 빈 보고서예요."]
     assert fake_anthropic.rejected == []
-    content = fake_anthropic.requests[0]["messages"][-1]["content"]
+    content = convo(fake_anthropic.requests[0])[-1]["content"]
     assert content == [
         {
             "type": "document",
@@ -49,7 +49,7 @@ def test_a_pdf_reaches_claude_as_a_document_block_and_only_its_marker_is_stored(
     fake_anthropic.reply("빈 쪽 하나예요.")
     fake_telegram.send_document(CHAT, "pdf-2", make_pdf(1), "scan.pdf", "application/pdf")
     fake_telegram.wait_visible(CHAT, 2)
-    second = fake_anthropic.requests[1]["messages"]
+    second = convo(fake_anthropic.requests[1])
     assert second[0] == {"role": "user", "content": "[문서] report.pdf — 이 보고서 요약해 줘"}
     assert second[-1]["content"][1] == {"type": "text", "text": "[문서] scan.pdf — 이 문서를 읽고 핵심을 요약해 줘."}
 
@@ -57,7 +57,7 @@ def test_a_pdf_reaches_claude_as_a_document_block_and_only_its_marker_is_stored(
     fake_anthropic.reply("다시 봐도 빈 쪽이에요.")
     fake_telegram.send_text(CHAT, "/retry")
     fake_telegram.wait_visible(CHAT, 3)
-    again = fake_anthropic.requests[2]["messages"][-1]["content"]
+    again = convo(fake_anthropic.requests[2])[-1]["content"]
     assert again[0]["type"] == "document" and base64.b64decode(again[0]["source"]["data"]) == make_pdf(1)
     assert [c.params["file_id"] for c in fake_telegram.calls_of("getFile")] == ["pdf-1", "pdf-2", "pdf-2"]
     users = [r for r in stored(data_dir, CHAT) if r["role"] == "user"]
@@ -76,7 +76,7 @@ def test_a_text_file_goes_as_fenced_text_with_its_name(
     fake_anthropic.reply("평균은 87.5점이에요.")
     fake_telegram.send_document(CHAT, "csv-1", csv, "scores.csv", "text/csv", caption="평균 점수는?")
     assert fake_telegram.wait_visible(CHAT) == ["평균은 87.5점이에요."]
-    content = fake_anthropic.requests[0]["messages"][-1]["content"]
+    content = convo(fake_anthropic.requests[0])[-1]["content"]
     assert content == [
         {"type": "text", "text": "scores.csv:\n```csv\n이름,점수\n민지,90\n지수,85\n```"},
         {"type": "text", "text": "[문서] scores.csv — 평균 점수는?"},
@@ -126,7 +126,7 @@ def test_replies_and_quotes_carry_the_text_they_answer(
     fake_anthropic.reply("냉면은 시원해서 좋아요.")
     fake_telegram.send_text(CHAT, "이거 왜?", reply_to=answered, quote={"text": "2. 냉면", "position": 19})
     fake_telegram.wait_visible(CHAT, 2)
-    assert fake_anthropic.requests[1]["messages"][-1] == {"role": "user", "content": "> 2. 냉면\n\n이거 왜?"}
+    assert convo(fake_anthropic.requests[1])[-1] == {"role": "user", "content": "> 2. 냉면\n\n이거 왜?"}
     row = stored(data_dir, CHAT)[2]
     assert row["content"] == "> 2. 냉면\n\n이거 왜?"
     assert row["reply_to"] == {"message_id": answer_id, "text": "2. 냉면", "quote": True}
@@ -139,14 +139,14 @@ def test_replies_and_quotes_carry_the_text_they_answer(
     fake_anthropic.reply("요약했어요.")
     fake_telegram.send_text(CHAT, "위 메모 요약해 줘", reply_to=own)
     fake_telegram.wait_visible(CHAT, 4)
-    sent = fake_anthropic.requests[3]["messages"][-1]["content"]
+    sent = convo(fake_anthropic.requests[3])[-1]["content"]
     assert sent.startswith("> 긴 메모 긴 메모") and sent.endswith("\n\n위 메모 요약해 줘")
     assert "…[중략 / trimmed]…" in sent and len(sent) < 600
     # later requests replay the stored turn with its quote
     fake_anthropic.reply("네.")
     fake_telegram.send_text(CHAT, "고마워")
     fake_telegram.wait_visible(CHAT, 5)
-    replayed = [m["content"] for m in fake_anthropic.requests[4]["messages"]]
+    replayed = [m["content"] for m in convo(fake_anthropic.requests[4])]
     assert "> 2. 냉면\n\n이거 왜?" in replayed and sent in replayed
 
 
@@ -172,7 +172,7 @@ def test_in_a_group_the_replied_message_names_its_author(
     time.sleep(0.2)
     assert len(fake_anthropic.requests) == 1  # Jisoo's message alone was not for the bot
     expected = "> Jisoo: 금요일 저녁 7시에 회식 어때요?\n\nMinji: 이 시간 괜찮아?"
-    assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": expected}]
+    assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": expected}]
     (row, _) = stored(data_dir, GROUP)
     assert row["content"] == expected and row["name"] == "Minji"
     assert row["reply_to"] == {"message_id": jisoo["message_id"], "text": "Jisoo: 금요일 저녁 7시에 회식 어때요?"}

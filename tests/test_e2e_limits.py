@@ -32,7 +32,7 @@ USAGE = {
     "cache_read_input_tokens": 10000,
 }
 # on Sonnet ($3 in, $15 out, $3.75 cache write, $0.30 cache read per million): 3000 + 7500 + 7500 + 3000 µ$
-COST = "$0.0210"
+COST = "$0.0130"  # Claude Sonnet 5.5, the default: $2 / $10, cache writes $2.50, reads $0.10
 
 
 @pytest.fixture
@@ -147,7 +147,7 @@ async def test_stats_shows_tokens_and_cost_today_and_in_total(
         await ask(fake_telegram, FRIEND, "또 질문")
         stats = await ask(fake_telegram, FRIEND, "/stats")
         assert f"오늘: 질문 1개, {tokens} → {COST}" in stats
-        assert "전체: 질문 2개, 입력 2,000 · 출력 1,000 · 캐시 쓰기 4,000 · 캐시 읽기 20,000 → $0.0420" in stats
+        assert "전체: 질문 2개, 입력 2,000 · 출력 1,000 · 캐시 쓰기 4,000 · 캐시 읽기 20,000 → $0.0260" in stats
 
         # per person: the owner's /stats all; others may not
         assert await ask(fake_telegram, FRIEND, "/stats all") == t("owner_only")
@@ -160,10 +160,10 @@ async def test_stats_shows_tokens_and_cost_today_and_in_total(
         assert lines[2].startswith(f"• user{OWNER} ({OWNER}): 오늘 질문 1")
         assert "질문 50" in everyone and "토큰 200,000" in everyone  # the default limits
 
-    env = {**env, "MODEL_PRICES": "claude-sonnet-4=6/30"}  # prices from the configuration: twice as much
+    env = {**env, "MODEL_PRICES": "claude-sonnet-5-5=4/20/5/0.2"}  # prices from the configuration: twice as much
     async with running(env, clock):
         stats = await ask(fake_telegram, FRIEND, "/stats")
-        assert "→ $0.0420\n" in stats and stats.endswith("→ $0.0840")
+        assert "→ $0.0260\n" in stats and stats.endswith("→ $0.0520")
 
     env = {**env, "MODEL_PRICES": "", "ANTHROPIC_MODEL": "claude-future-9"}  # no price known: said, not invented
     async with running(env, clock):

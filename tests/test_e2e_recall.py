@@ -5,6 +5,7 @@ import stat
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import convo, turn_context
 
 CHAT = 7373
 
@@ -34,9 +35,9 @@ def test_recall_and_search_in_the_bot(start_bot, fake_telegram: FakeTelegram, fa
     assert "Add the words" in ask(fake_telegram, "/search", language_code="en")
     fake_anthropic.reply("38만 원이었어요.")
     assert ask(fake_telegram, "어머니 선물 목걸이 얼마였지?") == "38만 원이었어요."
-    system = "\n".join(b["text"] for b in fake_anthropic.requests[-1]["system"])
+    system = turn_context(fake_anthropic.requests[-1])
     assert "[관련 기억 / Related memories]" in system and "38만 원" in system
-    assert "진주" not in json.dumps(fake_anthropic.requests[-1]["messages"], ensure_ascii=False)
+    assert "진주" not in json.dumps(convo(fake_anthropic.requests[-1]), ensure_ascii=False)
     index = data_dir / "recall.sqlite3"
     assert index.exists() and stat.S_IMODE(index.stat().st_mode) == 0o600
     assert len(fake_anthropic.requests) == 1  # /search never reached the model

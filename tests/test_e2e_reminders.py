@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from memory.reminders import SENDING, SENT, ReminderStore
 from tests.fakes.anthropic_server import FakeAnthropic, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CHAT = 5050
 FAST = {"STREAM_INTERVAL": "0.1"}
@@ -44,7 +44,7 @@ def test_a_reminder_set_through_claude_arrives_and_can_be_listed_and_cancelled(
     fake_anthropic.reply(set_two, "곧 물 마시라고, 내일은 치과 전화하라고 알려 드릴게요.")
     fake_telegram.send_text(CHAT, "3초 뒤에 물 마시라고 하고, 내일 이 시간에 치과 전화하라고 알려 줘")
     fake_telegram.wait_for(lambda: "⏰ 물 마시기" in fake_telegram.visible(CHAT), timeout=30)
-    results = [b for b in fake_anthropic.requests[1]["messages"][-1]["content"] if b["type"] == "tool_result"]
+    results = [b for b in convo(fake_anthropic.requests[1])[-1]["content"] if b["type"] == "tool_result"]
     assert [r.get("is_error") for r in results] == [None, None] and "reminder 1 set for" in results[0]["content"]
 
     # memory: the delivered reminder is a whole turn after the question's turn

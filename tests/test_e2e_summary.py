@@ -9,6 +9,7 @@ from typing import Any
 from bot.claude.summarizer import SYSTEM_MARK
 from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import convo, turn_context
 from tests.summary_helpers import memo
 
 CHAT = 4343
@@ -86,20 +87,21 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     chat_requests = [b for b in fake_anthropic.requests if not is_summary_request(b)]
     assert len(chat_requests) == 42  # the commands never reached the model
     last = chat_requests[-1]
-    assert last["messages"][-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
+    assert convo(last)[-1] == {"role": "user", "content": "내 자물쇠 번호 뭐였지?"}
     # the code is in the summary system block, not among the verbatim messages
     summary_block = last["system"][2]["text"]
     assert summary_block.startswith("[이전 대화 요약") and "4719" in summary_block
-    assert "4719" not in json.dumps(last["messages"], ensure_ascii=False)
-    assert any("(한국 시각)이다." in b["text"] for b in last["system"] if "cache_control" not in b)
-    # recall brought the exact words back too, for this request only (a volatile block after the time line)
-    related = [b for b in last["system"] if b["text"].startswith("[관련 기억")]
+    assert "4719" not in json.dumps(convo(last), ensure_ascii=False)
+    context = last["messages"][-1]
+    assert context["role"] == "system" and "(한국 시각)이다." in turn_context(last)
+    # recall brought the exact words back too, for this request only (after the time line, never cached)
+    related = [b for b in context["content"] if b["text"].startswith("[관련 기억")]
     assert len(related) == 1 and "4719" in related[0]["text"] and "cache_control" not in related[0]
     # bounded: at most the trigger's 8 verbatim messages plus the question, and a small request
-    assert len(last["messages"]) <= 9
-    assert last["messages"][0]["role"] == "user"
-    kept = [b for b in last["system"] if b not in related]
-    size = len(json.dumps({"system": kept, "messages": last["messages"]}, ensure_ascii=False))
+    assert len(convo(last)) <= 9
+    assert convo(last)[0]["role"] == "user"
+    kept = last["system"]
+    size = len(json.dumps({"system": kept, "messages": convo(last)}, ensure_ascii=False))
     first_request_size = len(json.dumps({k: chat_requests[0][k] for k in ("system", "messages")}, ensure_ascii=False))
     assert size < first_request_size + 1000 + 9 * 100  # persona + summary cap + window
     transcript = (data_dir / "chats" / f"{CHAT}.jsonl").read_text(encoding="utf-8").splitlines()

@@ -5,7 +5,7 @@ import json
 from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CHAT = 6161
 FAST = {"STREAM_INTERVAL": "0.1"}
@@ -51,7 +51,7 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     assert "echo: 안녕" == ask(fake_telegram, "안녕")
     assert bot.settle(fake_telegram) == 0  # every update handled: nothing came after
     assert len(fake_telegram.visible(CHAT)) == 5
-    assert [r["messages"][-1]["content"] for r in fake_anthropic.requests] == ["안녕"]  # commands never reach Claude
+    assert [convo(r)[-1]["content"] for r in fake_anthropic.requests] == ["안녕"]  # commands never reach Claude
 
 
 def test_history_summary_stats_export_and_reset(
@@ -104,7 +104,7 @@ def test_history_summary_stats_export_and_reset(
     assert "저장된 대화가 없어요" in ask(fake_telegram, "/history")
     assert "보관할 이전 대화가 없었어요" in ask(fake_telegram, "/reset")
     ask(fake_telegram, "새로 시작")
-    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "새로 시작"}]
+    assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "새로 시작"}]
 
 
 def test_retry_after_a_failure_and_retry_replacing_the_last_answer(
@@ -118,18 +118,18 @@ def test_retry_after_a_failure_and_retry_replacing_the_last_answer(
 
     fake_anthropic.reply("기억할게요.")
     assert ask(fake_telegram, "/retry") == "기억할게요."
-    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
+    assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
     assert [m["content"] for m in stored(data_dir, CHAT)] == ["자전거 자물쇠 번호는 4719야", "기억할게요."]
 
     fake_anthropic.reply("네, 4719 기억했어요.")
     assert ask(fake_telegram, "/retry") == "네, 4719 기억했어요."
     # the retry re-asked the same question without the answer it replaces
-    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
+    assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "자전거 자물쇠 번호는 4719야"}]
     rows = stored(data_dir, CHAT)
     assert len(rows) == 4 and rows[2]["retry"] is True
 
     ask(fake_telegram, "번호가 뭐였지?")
-    sent = fake_anthropic.requests[-1]["messages"]
+    sent = convo(fake_anthropic.requests[-1])
     assert [m["content"] for m in sent] == ["자전거 자물쇠 번호는 4719야", "네, 4719 기억했어요.", "번호가 뭐였지?"]
     assert bot.settle(fake_telegram) == 0
     assert len(fake_telegram.visible(CHAT)) == 5  # one message per answer: replaced, not duplicated

@@ -7,7 +7,7 @@ from PIL import Image
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 GROUP = -1008080
 CHAT = 8080
@@ -40,7 +40,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     in_group(fake_telegram, "@memory_test_bot 점심 추천해 줘", user_id=11, first_name="Minji")
     fake_telegram.wait_for(lambda: fake_telegram.chat_view(GROUP) == ["김치찌개 어때요?"])
     assert len(fake_anthropic.requests) == 1
-    assert fake_anthropic.requests[0]["messages"] == [{"role": "user", "content": "Minji: 점심 추천해 줘"}]
+    assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "Minji: 점심 추천해 줘"}]
 
     bot_message = max(fake_telegram.bot_messages[GROUP])
     fake_anthropic.reply("그럼 냉면이요.")
@@ -54,7 +54,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     fake_telegram.wait_for(
         lambda: len(fake_telegram.chat_view(GROUP)) == 2 and fake_telegram.chat_view(GROUP)[1] == "그럼 냉면이요."
     )
-    assert [m["content"] for m in fake_anthropic.requests[1]["messages"]] == [
+    assert [m["content"] for m in convo(fake_anthropic.requests[1])] == [
         "Minji: 점심 추천해 줘",
         "김치찌개 어때요?",
         "> 김치찌개 어때요?\n\nJisoo: 너무 더운데?",  # a reply carries the message it answers
@@ -84,7 +84,7 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     start_bot(**FAST)
     fake_telegram.send_text(11, "내가 뭐 물어봤지?", first_name="Minji")
     fake_telegram.wait_visible(11)
-    assert fake_anthropic.requests[-1]["messages"] == [{"role": "user", "content": "내가 뭐 물어봤지?"}]
+    assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "내가 뭐 물어봤지?"}]
 
 
 def test_photo_reaches_the_model_as_an_image_block_and_only_its_file_id_is_stored(
@@ -95,7 +95,7 @@ def test_photo_reaches_the_model_as_an_image_block_and_only_its_file_id_is_store
     fake_anthropic.reply("고양이 사진이네요.")
     fake_telegram.send_photo(CHAT, "cat-photo", jpeg, caption="이 사진 뭐야?")
     assert fake_telegram.wait_visible(CHAT) == ["고양이 사진이네요."]
-    content = fake_anthropic.requests[0]["messages"][-1]["content"]
+    content = convo(fake_anthropic.requests[0])[-1]["content"]
     assert content == [
         {
             "type": "image",
@@ -107,7 +107,7 @@ def test_photo_reaches_the_model_as_an_image_block_and_only_its_file_id_is_store
 
     fake_telegram.send_photo(CHAT, "no-caption", image("PNG"))
     fake_telegram.wait_visible(CHAT, 2)
-    second = fake_anthropic.requests[1]["messages"]
+    second = convo(fake_anthropic.requests[1])
     assert second[-1]["content"][0]["source"]["media_type"] == "image/png"
     assert second[-1]["content"][1] == {"type": "text", "text": "[사진]"}
     assert second[0] == {"role": "user", "content": "[사진] 이 사진 뭐야?"}  # history keeps the marker, not the image
@@ -131,10 +131,10 @@ def test_retry_of_a_photo_question_sends_the_photo_again(
     fake_telegram.wait_visible(CHAT)
     fake_telegram.send_text(CHAT, "/retry")
     fake_telegram.wait_visible(CHAT, 2)
-    content = fake_anthropic.requests[1]["messages"][-1]["content"]
+    content = convo(fake_anthropic.requests[1])[-1]["content"]
     assert content[0]["source"]["data"] == base64.b64encode(jpeg).decode()
     assert content[1] == {"type": "text", "text": "[사진] 무슨 개야?"}
-    assert len(fake_anthropic.requests[1]["messages"]) == 1  # the old answer is not sent again
+    assert len(convo(fake_anthropic.requests[1])) == 1  # the old answer is not sent again
     rows = stored(data_dir, CHAT)
     assert [(r["content"], r.get("photo"), r.get("retry")) for r in rows if r["role"] == "user"] == [
         ("[사진] 무슨 개야?", "dog-photo", None),
@@ -164,7 +164,7 @@ def test_documents_are_declined_or_read_as_images(
     fake_telegram.push_update({"message": fake_telegram.message(CHAT, None, document=doc, caption="스크린샷")})
     fake_telegram.wait_visible(CHAT, 3)
     assert len(fake_anthropic.requests) == 1
-    block = fake_anthropic.requests[0]["messages"][-1]["content"][0]
+    block = convo(fake_anthropic.requests[0])[-1]["content"][0]
     assert block["source"] == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode()}
     assert [r["content"] for r in stored(data_dir, CHAT)][0] == "[사진] 스크린샷"
     assert [c.params["file_id"] for c in fake_telegram.calls_of("getFile")] == ["doc-png"]  # the big one: never fetched

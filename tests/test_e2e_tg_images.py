@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.messages_rules import MAX_IMAGE_BASE64
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CHAT = 9090
 FAST = {"STREAM_INTERVAL": "0.1"}
@@ -52,7 +52,7 @@ def test_a_png_just_under_5_mb_sent_as_a_file_is_answered(
     assert fake_telegram.wait_visible(CHAT, timeout=30) == ["스크린샷에 노이즈만 보여요."]
     requests = fake_anthropic.requests
     assert len(requests) == 1
-    image, text = requests[0]["messages"][-1]["content"]
+    image, text = convo(requests[0])[-1]["content"]
     assert text == {"type": "text", "text": "[사진] 이게 뭐야?"}
     assert image["source"]["media_type"] == "image/jpeg"
     assert len(image["source"]["data"]) <= MAX_IMAGE_BASE64
@@ -68,7 +68,7 @@ def test_a_png_just_under_5_mb_sent_as_a_file_is_answered(
     fake_anthropic.reply("다시 봐도 노이즈예요.")
     fake_telegram.send_text(CHAT, "/retry")
     fake_telegram.wait_visible(CHAT, 2, timeout=30)
-    again = fake_anthropic.requests[1]["messages"][-1]["content"][0]["source"]
+    again = convo(fake_anthropic.requests[1])[-1]["content"][0]["source"]
     assert again["media_type"] == "image/jpeg" and len(again["data"]) <= MAX_IMAGE_BASE64
 
 
@@ -101,6 +101,6 @@ def test_a_file_over_telegrams_20_mb_download_limit_is_refused_before_downloadin
     fake_anthropic.reply("사각형이에요.")
     send_document(fake_telegram, "drawing", out.getvalue(), size=6 * 1024 * 1024)
     assert fake_telegram.wait_visible(CHAT, 2)[1] == "사각형이에요."
-    source = fake_anthropic.requests[0]["messages"][-1]["content"][0]["source"]
+    source = convo(fake_anthropic.requests[0])[-1]["content"][0]["source"]
     assert source["media_type"] == "image/png"
     assert Image.open(io.BytesIO(base64.b64decode(source["data"]))).size == (1568, 1045)

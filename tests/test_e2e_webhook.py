@@ -15,7 +15,7 @@ import urllib.request
 from tests.conftest import BotProcess
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import stored
+from tests.helpers import convo, stored
 
 CHAT = 5151
 SECRET = "s3cret_Webhook-token_0123456789_abcdefghij"
@@ -86,7 +86,7 @@ def test_webhook_answers_only_requests_with_the_secret(
     finally:
         assert bot.stop() == 0
     # only the answered question reached Claude and memory; long polling was never used
-    assert [last["messages"][-1]["content"] for last in fake_anthropic.requests] == ["맞는 비밀로 보낸 말"]
+    assert [convo(last)[-1]["content"] for last in fake_anthropic.requests] == ["맞는 비밀로 보낸 말"]
     assert [m["content"] for m in stored(data_dir, CHAT)] == ["맞는 비밀로 보낸 말", "echo: 맞는 비밀로 보낸 말"]
     assert fake_telegram.calls_of("getUpdates") == []
     assert oct(os.stat(heartbeat).st_mode & 0o777) == "0o600"

@@ -95,3 +95,37 @@ def test_a_reply_to_a_missing_message_is_refused_unless_allowed(fake_telegram: F
     bot_message = call(fake_telegram, "sendMessage", chat_id=CHAT, text="d")[1]["result"]["message_id"]
     assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="e", **reply(bot_message))[1]["ok"]
     assert refused(fake_telegram, "sendMessage", chat_id=CHAT + 1, text="f", **reply(known))[0] == 400  # other chat
+
+
+@pytest.mark.parametrize(
+    ("text", "description"),
+    [
+        ("<b>a <code>x</code></b>", 'Entity "code" can\'t be nested in "b" at byte offset 5'),
+        ("<i><u>a <code>x</code></u></i>", 'Entity "code" can\'t be nested in "u" at byte offset 8'),
+        ("<s><pre>x</pre></s>", 'Entity "pre" can\'t be nested in "s" at byte offset 3'),
+        ("<tg-spoiler><code>x</code></tg-spoiler>", 'Entity "code" can\'t be nested in "tg-spoiler" at byte offset 12'),
+        ('<a href="https://e.com"><code>x</code></a>', 'Entity "code" can\'t be nested in "a" at byte offset 24'),
+        ('<a href="https://e.com">a <a href="https://f.com">b</a></a>',
+         'Entity "a" can\'t be nested in "a" at byte offset 26'),
+    ],
+)  # fmt: skip
+def test_code_inside_another_entity_cannot_be_parsed(fake_telegram: FakeTelegram, text: str, description: str):
+    assert refused(fake_telegram, "sendMessage", chat_id=CHAT, text=text, parse_mode="HTML") == (
+        400,
+        f"Bad Request: can't parse entities: {description}",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<b>a</b> <code>x</code> <b>b</b>",
+        "<code>x</code>",
+        "<blockquote><b>q </b><code>c</code></blockquote>",
+        '<pre><code class="language-python">x</code></pre>',
+        '<b>bold <a href="https://e.com">link</a> <i>it</i></b>',
+    ],
+)
+def test_what_telegram_allows_to_nest_is_accepted(fake_telegram: FakeTelegram, text: str):
+    status, body = call(fake_telegram, "sendMessage", chat_id=CHAT, text=text, parse_mode="HTML")
+    assert status == 200 and body["ok"]

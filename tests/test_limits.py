@@ -110,12 +110,10 @@ async def test_answers_tool_rounds_and_summaries_are_charged_to_the_user_who_cau
         await a.aclose()
         await a.model.client.close()
     assert a.summary(-100) == memo("wired")
-    mine = lim.ledger.user_day("42", lim.day()).models["claude-sonnet-4-6"]
+    mine = lim.ledger.user_day("42", lim.day()).models["claude-sonnet-5-5"]
     # a tool round and its answer, two more answers, one summary: 5 calls, all charged to user 42
     assert mine[4] == 5 and len(fake_anthropic.requests) == 5
-    assert mine[0] == 100 + 100 * 3 + 700 and mine[1] == sum(
-        r["usage"]["output"] for r in _stored(data_dir)
-    ) + 70
+    assert mine[0] == 100 + 100 * 3 + 700 and mine[1] == sum(r["usage"]["output"] for r in _stored(data_dir)) + 70
     assert lim.ledger.chat_total("-100").models == lim.ledger.user_total("42").models
 
 

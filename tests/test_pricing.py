@@ -55,9 +55,7 @@ def test_overrides_replace_and_add():
     assert table.price("claude-sonnet-4-6").input == 1.0 and table.price("claude-sonnet-4-5").input == 3.0
 
 
-@pytest.mark.parametrize(
-    "raw", ["sonnet", "=3/15", "a b=3/15", "x=3", "x=3/15/1", "x=three/15", "x=3/-1", "x=inf/1"]
-)
+@pytest.mark.parametrize("raw", ["sonnet", "=3/15", "a b=3/15", "x=3", "x=3/15/1", "x=three/15", "x=3/-1", "x=inf/1"])
 def test_malformed_prices_are_refused(raw):
     with pytest.raises(ValueError, match="MODEL_PRICES entry"):
         parse_prices(raw)
@@ -65,3 +63,13 @@ def test_malformed_prices_are_refused(raw):
 
 def test_empty_entries_are_fine():
     assert parse_prices("") == {} and parse_prices(" , ;") == {}
+
+
+def test_every_current_model_has_its_list_price():
+    """The 5.5 generation and Fable 5.1 (pricing pages, December 2026); the default model first."""
+    table = PriceTable()
+    assert table.price("claude-sonnet-5-5") == Price(2.0, 10.0, 2.5, 0.1)  # cache reads $0.10, half of Sonnet 5's
+    assert table.price("claude-opus-5-5") == Price(4.0, 20.0, 5.0, 0.2)
+    assert table.price("claude-haiku-5-5") == Price(0.1, 0.5, 0.125, 0.01)
+    assert table.price("claude-fable-5-1") == Price(10.0, 50.0, 12.5, 0.25)
+    assert table.price("claude-fable-5-2") is None  # not on the pricing page read: unknown, never guessed

@@ -184,7 +184,7 @@ def test_line_numbers_count_every_physical_line(transcript, index, data_dir):
     path = transcript.path("c")
     path.parent.mkdir(parents=True, exist_ok=True)
     good = [json.dumps(msg("user", f"line {w}")) for w in ("alpha", "bravo")]
-    path.write_text(good[0] + "\n{not json\n\n" + json.dumps({"role": "x"}) + "\n" + good[1] + "\n{\"role\": \"us")
+    path.write_text(good[0] + "\n{not json\n\n" + json.dumps({"role": "x"}) + "\n" + good[1] + '\n{"role": "us')
     assert index.search("c", "bravo", 1)[0].line == 5
     transcript.append("c", [msg("user", "line charlie"), msg("assistant", "ok")])  # the torn line is closed
     assert index.search("c", "charlie", 1)[0].line == 7

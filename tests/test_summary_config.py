@@ -15,7 +15,9 @@ def test_summary_defaults_are_phone_sized_and_wired(tmp_path):
     assert (s.summary_trigger_messages, s.summary_trigger_chars, s.summary_trigger_tokens) == (16, 6000, 3000)
     assert (s.summary_keep_messages, s.summary_max_chars, s.summary_model) == (6, 2500, "")
     a = make_assistant(s)
-    assert isinstance(a.memory.summarize, Summarizer) and a.memory.summarize.model is a.model
+    summarizer = a.memory.summarize
+    assert isinstance(summarizer, Summarizer) and summarizer.model.name == a.model.name  # follows /model too
+    assert summarizer.model.purpose == "lowest" and summarizer.model.client is a.model.client  # least thinking
     assert a.memory.budget == Budget()
     assert a.memory.budget.trigger_messages <= a.max_messages and a.memory.budget.trigger_chars <= a.max_chars
 

@@ -257,3 +257,23 @@ def test_split_html_keeps_at_most_max_entities_per_part():
     html_text = "<b>x</b> " * 250
     parts = split_html(html_text, 4000, max_entities=100)
     assert [p.count("<b>") for p in parts] == [100, 100, 50]
+
+
+@pytest.mark.parametrize(
+    ("md", "expected"),
+    [
+        ("**a `x` b**", "<b>a </b><code>x</code><b> b</b>"),
+        ("*`x`*", "<code>x</code>"),
+        ("**a _b `x` c_ d**", "<b>a <i>b </i></b><code>x</code><b><i> c</i> d</b>"),
+        ("# Title `x`", "<b>Title </b><code>x</code>"),
+        ("~~a `x`~~", "<s>a x</s>"),  # struck text stays struck: the code loses its style
+        ("||secret `x`||", "<tg-spoiler>secret x</tg-spoiler>"),  # a hidden word stays hidden
+        ("[`x` y](https://e.com)", '<a href="https://e.com">x y</a>'),
+        ("**||a `x`||**", "<b><tg-spoiler>a x</tg-spoiler></b>"),
+        ("> **q `c`**", "<blockquote><b>q </b><code>c</code></blockquote>"),
+    ],
+)
+def test_code_is_never_inside_another_entity(md: str, expected: str):
+    out = render(md)
+    assert out == expected
+    parse_html(out)  # the fake's parser refuses code inside b, i, u, s, spoilers and links, as Telegram does

@@ -11,10 +11,13 @@ import asyncio
 import importlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.claude.model import ModelError, Reply, TextCallback, Usage
+from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
+from bot.modelinfo import ModelCatalog, ModelInfo
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -50,8 +53,49 @@ async def load_sdk() -> None:
         await asyncio.to_thread(import_sdk)
 
 
+ERROR_KINDS = {
+    "overloaded_error": "overloaded",
+    "rate_limit_error": "rate_limit",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "invalid_request_error": "bad_request",
+    "not_found_error": "not_found",
+    "request_too_large": "too_large",
+    "api_error": "server",
+    "timeout_error": "timeout",
+}
+"""The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
+
+SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
+"""How a 400 for a mid-conversation system message on a model without them reads."""
+
+
+def error_kind(e: Exception) -> str:
+    """The ModelError kind of an SDK error: by its HTTP status, or for an error event inside a
+    stream (which arrives with HTTP 200) by the error type in its body."""
+    status = getattr(e, "status_code", 0)
+    by_status = {400: "bad_request", 401: "auth", 403: "auth", 404: "not_found", 413: "too_large", 429: "rate_limit",
+                 529: "overloaded"}  # fmt: skip
+    if status in by_status:
+        return by_status[status]
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error") if isinstance(body.get("error"), dict) else body
+        kind = ERROR_KINDS.get(str(err.get("type", "")))
+        if kind is not None:
+            return kind
+    text = str(e).lower()
+    return "overloaded" if "overload" in text else "server"
+
+
 class ClaudeModel:
-    """Talks to the Anthropic Messages API (or any compatible endpoint)."""
+    """Talks to the Anthropic Messages API (or any compatible endpoint).
+
+    The request shape (effort, thinking) comes from what the Models API says about the model
+    (bot/modelinfo.py), read once and kept in ``catalog``. ``purpose`` "answer" sends the
+    configured effort and leaves thinking at the model's default; "lowest" (the summarizer)
+    asks for the least thinking the model accepts.
+    """
 
     def __init__(
         self,
@@ -60,15 +104,36 @@ class ClaudeModel:
         api_key: str | None = None,
         client: AsyncAnthropic | None = None,
         share: ClaudeModel | None = None,
-        max_tokens: int = 4096,
+        max_tokens: int = 16384,
         max_retries: int = 2,
         timeout: float = 120.0,
+        effort: str = "",
+        purpose: str = "answer",
+        catalog: ModelCatalog | None = None,
+        now: Callable[[], datetime] | None = None,
+        follow: ClaudeModel | None = None,
+        configured: str | None = None,
     ) -> None:
-        self.name = model
+        self._name = model
+        self.configured = configured or model  # ANTHROPIC_MODEL, which a /model choice replaces
+        self._follow = follow  # use that model's name (the summarizer follows the chat model's /model switch)
         self.max_tokens = max_tokens
+        self.effort = effort
+        self.purpose = purpose
         self._client = client
         self._share = share  # use that model's HTTP client (one connection pool, closed once)
         self._options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "timeout": timeout}
+        self.catalog = catalog if catalog is not None else (share.catalog if share is not None else ModelCatalog(None))
+        self._now = now or (lambda: datetime.now(UTC))
+        self._fetching: dict[str, asyncio.Task[ModelInfo]] = {}
+
+    @property
+    def name(self) -> str:
+        return self._follow.name if self._follow is not None else self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name, self._follow = value, None
 
     @property
     def client(self) -> AsyncAnthropic:
@@ -90,6 +155,82 @@ class ClaudeModel:
         if self._share is None and self._client is not None:
             await self._client.close()
 
+    # -- the Models API ----------------------------------------------------------------
+    async def fetch_info(self, model: str | None = None) -> ModelInfo:
+        """``GET /v1/models/{id}`` now, kept in the catalog. Raises ModelError("not_found") for a model
+        the endpoint does not know when its Models API lists others; an endpoint without a Models API
+        gives ``ModelInfo.unknown`` (kept, so it is not asked again before MAX_AGE)."""
+        await load_sdk()
+        import anthropic
+
+        name = model or self.name
+        try:
+            data = await self.client.models.retrieve(name)
+        except anthropic.NotFoundError as e:
+            if await self._models_api_exists():
+                raise ModelError("not_found", f"model {name}: {e}") from e
+            info = ModelInfo.unknown(name, self._now())
+        except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+            log.warning("Models API: could not read %s (%s); using what is known", name, e)
+            return self.catalog.get(name) or ModelInfo.unknown(name)
+        else:
+            info = ModelInfo.from_api(data.model_dump(mode="json"), self._now())
+            if info.id != name:  # an alias: keep it under the name asked for too
+                self.catalog.put(replace(info, id=info.id), key=info.id)
+        self.catalog.put(info, key=name)
+        return self.catalog.get(name) or info
+
+    async def _models_api_exists(self) -> bool:
+        import anthropic
+
+        try:
+            await self.client.models.list(limit=1)
+            return True
+        except (anthropic.APIStatusError, anthropic.APIConnectionError):
+            return False
+
+    async def info(self, model: str | None = None) -> ModelInfo:
+        """What is known about the model: from the catalog, fetched when missing or stale.
+        A failure to fetch never costs an answer (the request then uses the API's defaults)."""
+        name = model or self.name
+        if not self.catalog.stale(name, self._now()):
+            return self.catalog.get(name) or ModelInfo.unknown(name)
+        task = self._fetching.get(name)
+        if task is None:
+            task = asyncio.ensure_future(self.fetch_info(name))
+            self._fetching[name] = task
+            task.add_done_callback(lambda _t: self._fetching.pop(name, None))
+        try:
+            return await asyncio.shield(task)
+        except ModelError:
+            return self.catalog.get(name) or ModelInfo.unknown(name)
+
+    async def available(self) -> list[ModelInfo]:
+        """Every model the endpoint lists (for /model); [] without a Models API."""
+        await load_sdk()
+        import anthropic
+
+        try:
+            page = await self.client.models.list(limit=100)
+        except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+            log.info("Models API: no model list (%s)", e)
+            return []
+        now = self._now()
+        return [ModelInfo.from_api(m.model_dump(mode="json"), now) for m in page.data]
+
+    async def wants_system_messages(self) -> bool:
+        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message (not known:
+        try it where the Models API answers; a model that refuses it is remembered)."""
+        info = await self.info()
+        if info.system_messages is not None:
+            return info.system_messages
+        return info.known  # an endpoint without the Models API (a proxy) keeps the layout every model takes
+
+    # -- the Messages API --------------------------------------------------------------
+    async def shape(self) -> dict[str, Any]:
+        info = await self.info()
+        return info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
+
     async def complete(
         self,
         *,
@@ -99,74 +240,94 @@ class ClaudeModel:
         on_text: TextCallback | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
+        on_tool: TextCallback | None = None,
     ) -> Reply:
         await load_sdk()
         import anthropic
         import httpx2
 
-        extra: dict[str, Any] = {}
+        info = await self.info()
+        extra: dict[str, Any] = info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
         if tools:
             extra["tools"] = list(tools)
         if tool_choice:
             extra["tool_choice"] = dict(tool_choice)
+        limit = max_tokens or self.max_tokens
+        if info.max_tokens:
+            limit = min(limit, info.max_tokens)
         try:
             async with self.client.messages.stream(
                 model=self.name,
-                max_tokens=max_tokens or self.max_tokens,
+                max_tokens=limit,
                 system=list(system),  # type: ignore[arg-type]
                 messages=list(messages),  # type: ignore[arg-type]
                 **extra,
             ) as stream:
-                async for text in stream.text_stream:
-                    if on_text is not None and text:
-                        await on_text(text)
+                async for event in stream:
+                    kind = getattr(event, "type", "")
+                    if kind == "text" and on_text is not None and event.text:
+                        await on_text(event.text)
+                    elif kind == "content_block_start" and on_tool is not None:
+                        block = event.content_block
+                        if getattr(block, "type", "") in ("tool_use", "server_tool_use"):
+                            await on_tool(str(getattr(block, "name", "")))
                 final = await stream.get_final_message()
-        except anthropic.RateLimitError as e:
-            raise ModelError("rate_limit", str(e)) from e
-        except anthropic.AuthenticationError as e:
-            raise ModelError("auth", str(e)) from e
-        except anthropic.PermissionDeniedError as e:
-            raise ModelError("auth", str(e)) from e
-        except anthropic.BadRequestError as e:
-            raise ModelError("bad_request", str(e)) from e
+        except anthropic.APIStatusError as e:
+            kind = error_kind(e)
+            sent_system = any(m.get("role") == "system" for m in messages)
+            if kind == "bad_request" and sent_system and any(p in str(e) for p in SYSTEM_ROLE_REFUSED):
+                self.catalog.learn(self.name, system_messages=False)
+                raise ModelError("system_messages", str(e)) from e
+            raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
         except anthropic.APITimeoutError as e:
             raise ModelError("timeout", str(e)) from e
         except anthropic.APIConnectionError as e:
             raise ModelError("connection", str(e)) from e
-        except anthropic.APIStatusError as e:
-            kind = "overloaded" if e.status_code == 529 else "server"
-            raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
-        except anthropic.APIError as e:  # e.g. an error event inside the stream
-            text = str(e).lower()
-            raise ModelError("overloaded" if "overload" in text else "server", str(e)) from e
+        except anthropic.APIError as e:  # e.g. an error event the SDK could not attach a status to
+            raise ModelError(error_kind(e), str(e)) from e
         except anthropic.AnthropicError as e:
             raise ModelError("server", str(e)) from e
         except httpx2.TimeoutException as e:
             raise ModelError("timeout", str(e) or type(e).__name__) from e
         except httpx2.HTTPError as e:
             raise ModelError("connection", str(e) or type(e).__name__) from e
-        blocks = [_block(b) for b in final.content]
-        blocks = [b for b in blocks if b is not None]
+        if final.stop_reason == "refusal":
+            details = getattr(final, "stop_details", None)
+            raise ModelError("refusal", str(getattr(details, "category", "") or ""))
+        blocks = [b for b in (_block(b) for b in final.content) if b is not None]
         text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
         calls = [b for b in blocks if b["type"] == "tool_use"]
-        if not text and not calls:
+        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
             raise ModelError("empty", f"stop_reason={final.stop_reason}")
         u = final.usage
+        server = getattr(u, "server_tool_use", None)  # web searches and fetches Anthropic ran
         usage = Usage(
             input_tokens=u.input_tokens or 0,
             output_tokens=u.output_tokens or 0,
             cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
             cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+            web_searches=getattr(server, "web_search_requests", None) or 0,
+            web_fetches=getattr(server, "web_fetch_requests", None) or 0,
         )
         return Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
 
 
 def _block(block: Any) -> dict[str, Any] | None:
-    """A response content block as a plain dict to store and send back (text and tool_use only)."""
+    """A response content block as a plain dict, exactly as the API sent it (thinking and
+    redacted_thinking with their signatures included: they go back verbatim within a tool loop)."""
     kind = getattr(block, "type", "")
     if kind == "text":
-        return {"type": "text", "text": str(block.text)}
+        out: dict[str, Any] = {"type": "text", "text": str(block.text)}
+        citations = getattr(block, "citations", None)
+        if citations:
+            out["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in citations]
+        return out
     if kind == "tool_use":
         value = block.input if isinstance(block.input, dict) else {}
         return {"type": "tool_use", "id": str(block.id), "name": str(block.name), "input": value}
-    return None
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": str(block.thinking or ""), "signature": str(block.signature or "")}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": str(block.data)}
+    dump = getattr(block, "model_dump", None)
+    return dump(mode="json", exclude_none=True) if callable(dump) else None  # server tool blocks and the like

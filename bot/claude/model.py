@@ -16,20 +16,31 @@ TextCallback = Callable[[str], Awaitable[None]]
 """Receives each new piece of text as the model writes it."""
 
 
+CONTEXT_FULL = "model_context_window_exceeded"
+"""The stop reason of a response that filled the model's context window."""
+
+
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    web_searches: int = 0  # usage.server_tool_use.web_search_requests (billed per search)
+    web_fetches: int = 0  # usage.server_tool_use.web_fetch_requests (tokens only)
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        out = {
             "input": self.input_tokens,
             "output": self.output_tokens,
             "cache_read": self.cache_read_tokens,
             "cache_write": self.cache_write_tokens,
         }
+        if self.web_searches:
+            out["web_searches"] = self.web_searches
+        if self.web_fetches:
+            out["web_fetches"] = self.web_fetches
+        return out
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -37,6 +48,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.web_searches + other.web_searches,
+            self.web_fetches + other.web_fetches,
         )
 
 
@@ -72,7 +85,11 @@ def tool_call(name: str, value: dict[str, Any], *, text: str = "", call_id: str 
 class ModelError(Exception):
     """The model call failed. ``kind`` picks the message the user sees.
 
-    kinds: rate_limit, overloaded, auth, timeout, connection, bad_request, server, empty
+    kinds: rate_limit, overloaded, auth, timeout, connection, bad_request, server, empty,
+    refusal (the model declined: nothing is stored), cut (max_tokens in the middle of a tool call),
+    context_full (the conversation no longer fits the model), not_found (unknown model),
+    too_large (the request is over the API's size limit), system_messages (the model takes no
+    mid-conversation system message: the request is rebuilt without one)
     """
 
     def __init__(self, kind: str, detail: str = "") -> None:
@@ -93,6 +110,7 @@ class Model(Protocol):
         on_text: TextCallback | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
+        on_tool: TextCallback | None = None,
     ) -> Reply:
         """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks."""
         ...
@@ -146,6 +164,10 @@ class FakeModel:
         self.chunk = chunk
         self.delay = 0.0
         self.validate = validate
+        self.system_messages = False  # per-turn context in the system prompt (True: a mid-conversation system message)
+
+    async def wants_system_messages(self) -> bool:
+        return self.system_messages
 
     def queue(self, *items: Script) -> None:
         self.responses.extend(items)
@@ -159,6 +181,7 @@ class FakeModel:
         on_text: TextCallback | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
+        on_tool: TextCallback | None = None,
     ) -> Reply:
         call = Call(
             [dict(b) for b in system],
@@ -190,6 +213,11 @@ class FakeModel:
         if on_text is not None:
             for i in range(0, len(reply.text), self.chunk):
                 await on_text(reply.text[i : i + self.chunk])
+        if on_tool is not None:
+            for use in reply.tool_calls:
+                await on_tool(str(use.get("name")))
+        if reply.stop_reason == "refusal":
+            raise ModelError("refusal")
         chars = sum(len(str(m.get("content"))) for m in messages) + len(call.system_text)
         usage = Usage(input_tokens=chars // 3, output_tokens=max(1, len(str(reply.blocks)) // 3))
         return Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))

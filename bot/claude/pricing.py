@@ -47,6 +47,8 @@ class Price:
 # Anthropic's list prices (platform.claude.com "Pricing", checked 2026-11). Long-context surcharges
 # (prompts over 200K tokens) are not modelled: this bot's prompts are a few thousand tokens.
 DEFAULT_PRICES: dict[str, Price] = {
+    "claude-fable-5-1": Price(10.0, 50.0, 12.5, 0.25),
+    "claude-mythos-5-1": Price(10.0, 50.0, 12.5, 0.25),
     "claude-opus-5-5": Price(4.0, 20.0, 5.0, 0.2),
     "claude-opus-5": Price.of(5.0, 25.0),
     "claude-opus-4-8": Price.of(5.0, 25.0),
@@ -57,6 +59,7 @@ DEFAULT_PRICES: dict[str, Price] = {
     "claude-sonnet-5-5": Price(2.0, 10.0, 2.5, 0.1),
     "claude-sonnet-5": Price.of(2.0, 10.0),
     "claude-sonnet-4": Price.of(3.0, 15.0),  # Sonnet 4, 4.5, 4.6
+    "claude-haiku-5-5": Price(0.1, 0.5, 0.125, 0.01),  # prompts up to 100K tokens (longer ones cost 5x)
     "claude-haiku-4-5": Price.of(1.0, 5.0),
     "claude-3-7-sonnet": Price.of(3.0, 15.0),
     "claude-3-5-sonnet": Price.of(3.0, 15.0),
@@ -95,13 +98,20 @@ def parse_prices(raw: str) -> dict[str, Price]:
 class PriceTable:
     """The default prices with overrides; ``price(model)`` by longest prefix."""
 
-    def __init__(self, overrides: Mapping[str, Price] | Iterable[tuple[str, Price]] = ()) -> None:
+    def __init__(
+        self, overrides: Mapping[str, Price] | Iterable[tuple[str, Price]] = (), *, search_price: float = 10.0
+    ) -> None:
         self.prices = {**DEFAULT_PRICES, **dict(overrides)}
+        self.search_price = search_price  # USD per 1,000 web searches (WEB_SEARCH_PRICE)
         self._order = sorted(self.prices, key=len, reverse=True)
 
     def price(self, model: str) -> Price | None:
         """The price of ``model``, or None when no entry matches (unknown: never guessed)."""
         return next((self.prices[p] for p in self._order if model.startswith(p)), None)
+
+    def search_cost(self, searches: int) -> float:
+        """USD for ``searches`` web searches."""
+        return searches * self.search_price / 1000
 
     def cost(self, model: str, input: int, output: int, cache_write: int = 0, cache_read: int = 0) -> float | None:  # noqa: A002
         price = self.price(model)

@@ -24,8 +24,8 @@ def dollars(value: float) -> str:
 
 
 def cost_of(tally: Tally, prices: PriceTable) -> tuple[float, list[str]]:
-    """(USD of the priced models, names of the models without a price)."""
-    total, unknown = 0.0, []
+    """(USD of the priced models and the web searches, names of the models without a price)."""
+    total, unknown = prices.search_cost(tally.searches), []
     for model, row in sorted(tally.models.items()):
         cost = prices.cost(model, *row[:4])
         if cost is None:
@@ -48,7 +48,8 @@ def cost_text(tally: Tally, prices: PriceTable, lang: str) -> str:
 
 def tokens_text(tally: Tally, lang: str) -> str:
     tokens = tally.tokens()
-    return t("stats.tokens", lang, **{k: number(v) for k, v in tokens.items() if k != "calls"})
+    text = t("stats.tokens", lang, **{k: number(v) for k, v in tokens.items() if k != "calls"})
+    return text + t("stats.searches", lang, n=number(tally.searches)) if tally.searches else text
 
 
 def chat_usage_text(limits: Limits, prices: PriceTable, chat_id: int | str, lang: str) -> str:

@@ -31,13 +31,16 @@ from zoneinfo import ZoneInfo
 
 from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.core.locks import ChatLocks
-from bot.core.prompt import build_system
+from bot.core.prompt import build_system, mark_question, turn_message
 from bot.core.toolloop import ToolLoop, api_message, iso
 from bot.core.turnlog import log_turn
 from bot.core.upkeep import Upkeep
+from bot.sources import MAX_SOURCES
+from bot.texts import lang_of_text
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
+from bot.websearch import WebSearch, supports_web_search
 from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
@@ -91,7 +94,6 @@ Reserve = Callable[[int | None, Mapping[str, Any], Held | None], Awaitable[Held]
 the user's other calls; raises ModelError("limit") when the user's daily token budget is spent."""
 
 
-
 class NothingToRetry(Exception):
     """/retry with no question to re-ask."""
 
@@ -103,6 +105,8 @@ class Answer:
     tool_rounds: int = 0
     tool_calls: tuple[str, ...] = ()  # names of the tools that ran, in order
     saved: bool = True  # False: the turn could not be written (disk full, read-only); the user must be told
+    sources: tuple[tuple[str, str], ...] = ()  # (title, url) of the web pages listed under ``text``
+    note: str = ""  # the line under the answer when the web could not be searched (also in ``text``)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,7 @@ class Assistant:
         on_spend: SpendSink | None = None,
         recall: RecallIndex | None = None,
         recall_turns: int = 5,
+        web: WebSearch | None = None,
     ) -> None:
         self.transcript = transcript
         self.model = model
@@ -171,6 +176,7 @@ class Assistant:
         self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
         self.recall = recall
         self.recall_turns = recall_turns
+        self.web = web  # web search (bot/websearch.py); None: never
         recalling = recall_tools(recall, timezone) if recall is not None else []
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend
@@ -245,10 +251,19 @@ class Assistant:
         return [*question.attachments, {"type": "text", "text": question.text or "(사진 / photo)"}]
 
     def build_request(
-        self, chat_id: ChatId, question: Question, *, now: datetime, drop_last_turn: bool = False
+        self,
+        chat_id: ChatId,
+        question: Question,
+        *,
+        now: datetime,
+        drop_last_turn: bool = False,
+        system_messages: bool = False,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
 
+        The time line and related memories go at the end of the system prompt, or with
+        ``system_messages`` in a mid-conversation system message after the question (then the
+        system prompt stays the same all conversation long, and the turns before are cached).
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
@@ -259,14 +274,19 @@ class Assistant:
         if first_verbatim is None:
             first_verbatim = stored[-1][OFFSET] if stored and not window else None
         related = self._related(chat_id, question.text, now, first_verbatim)
+        volatile = [related] if related else []
         system = build_system(
             now,
             self.timezone,
             summary=summary.text if summary else None,
             facts=self.facts.list(chat_id),
-            volatile=[related] if related else (),
+            volatile=() if system_messages else volatile,
+            time=not system_messages,
         )
-        return system, [*history, {"role": "user", "content": self.question_content(question)}]
+        messages = [*history, {"role": "user", "content": self.question_content(question)}]
+        if system_messages:
+            return system, [*mark_question(messages), turn_message(now, self.timezone, volatile)]
+        return system, messages
 
     def _related(self, chat_id: ChatId, text: str, now: datetime, before: int | None) -> str | None:
         """The related-memories block for this question, or None (recall off, nothing relevant, or it failed)."""
@@ -366,39 +386,35 @@ class Assistant:
         if valid_text(q.text) != q.text:
             q = replace(q, text=valid_text(q.text))
         try:
-            system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry)
-            source = {"offset": offset, "at": _iso(asked_at)}
-            ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id, q.may_manage)
-            held: list[Held] = []  # what this question's calls hold of the user's daily token budget
-
-            async def before_call(request: Mapping[str, Any]) -> None:
-                if self.reserve is not None:
-                    held[:] = [await self.reserve(q.user_id, request, held[-1] if held else None)]
-
-            def spend(kind: str, reply: Reply) -> None:
-                self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage)
-                for hold in held:
-                    hold.park()
-
-            loop = ToolLoop(
-                self.model,
-                self.toolbox,
-                max_rounds=self.max_tool_rounds,
-                max_tokens=self.max_tokens,
-                now=self.now,
-                spend=spend,
-                before_call=before_call,
-            )
+            wants = getattr(self.model, "wants_system_messages", None)
+            in_messages = bool(await wants()) if wants is not None else False
             try:
-                result = await loop.run(system, messages, ctx, on_text)
-            finally:
-                _release(held)
+                result, offset = await self._run_loop(chat_id, q, asked_at, retry, in_messages, on_text)
+            except ModelError as e:
+                if e.kind != "system_messages" or not in_messages:
+                    raise
+                # this model takes no mid-conversation system message (now remembered): the old layout
+                log.info("chat %s: %s takes no system messages; time line back in the system prompt", chat_id,
+                         self.model.name)  # fmt: skip
+                result, offset = await self._run_loop(chat_id, q, asked_at, retry, False, on_text)
             turn = result.stored
-            answer = Answer(result.text, result.usage, result.rounds, result.calls)
+            answer = Answer(
+                result.text,
+                result.usage,
+                result.rounds,
+                result.calls,
+                sources=tuple((s.title, s.url) for s in result.web.sources[:MAX_SOURCES]),
+                note=result.note,
+            )
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
-            self._failed[str(chat_id)] = (q, retry)
-            await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
+            if e.kind == "refusal":
+                # a refused question is neither stored nor kept for /retry: it is not replayed
+                self._failed.pop(str(chat_id), None)
+                await asyncio.to_thread(self.pending.clear, chat_id)
+            else:
+                self._failed[str(chat_id)] = (q, retry)
+                await asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at)
             log_turn(chat_id, latency=time.monotonic() - started, usage=None, tool_rounds=0, outcome=e.kind,
                      question=q.text)  # fmt: skip
             raise
@@ -419,6 +435,59 @@ class Assistant:
         log_turn(chat_id, latency=time.monotonic() - started, usage=answer.usage, tool_rounds=answer.tool_rounds,
                  outcome="ok", question=q.text, answer=answer.text)  # fmt: skip
         return answer
+
+    async def _run_loop(
+        self,
+        chat_id: ChatId,
+        q: Question,
+        asked_at: datetime,
+        retry: bool,
+        system_messages: bool,
+        on_text: TextCallback | None,
+    ) -> tuple[Any, int]:
+        system, messages, offset = await asyncio.to_thread(self._prepare, chat_id, q, asked_at, retry, system_messages)
+        source = {"offset": offset, "at": _iso(asked_at)}
+        ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id, q.may_manage)
+        held: list[Held] = []  # what this question's calls hold of the user's daily token budget
+
+        async def before_call(request: Mapping[str, Any]) -> None:
+            if self.reserve is not None:
+                held[:] = [await self.reserve(q.user_id, request, held[-1] if held else None)]
+
+        def spend(kind: str, reply: Reply) -> None:
+            self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage)
+            for hold in held:
+                hold.park()
+
+        loop = ToolLoop(
+            self.model,
+            self.toolbox,
+            max_rounds=self.max_tool_rounds,
+            max_tokens=self.max_tokens,
+            now=self.now,
+            spend=spend,
+            before_call=before_call,
+            lang=lang_of_text(q.text),
+            web=await self._web_for(q.user_id),
+        )
+        try:
+            return await loop.run(system, messages, ctx, on_text), offset
+        finally:
+            _release(held)
+
+    async def _web_for(self, user_id: int | None) -> WebSearch | None:
+        """Web search for this question, or None: off, the model does not take it (the Models API's
+        capabilities, else by name), or the user may not search now (owner only, over the limit)."""
+        if self.web is None:
+            return None
+        info = getattr(self.model, "info", None)
+        if info is not None:
+            try:
+                capabilities = (await info()).capabilities or None
+            except Exception:  # what is known about the model never costs an answer
+                capabilities = None
+            self.web.model_supports = supports_web_search(self.model.name, capabilities)
+        return self.web if self.web.allowed(user_id) else None
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
         with self._foreground():
@@ -442,12 +511,14 @@ class Assistant:
         return Question(str(data["text"]), meta=meta), bool(data.get("retry"))
 
     def _prepare(
-        self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool
+        self, chat_id: ChatId, q: Question, asked_at: datetime, retry: bool, system_messages: bool = False
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
         """The request and the transcript offset where this turn will be stored (file reads: off the loop)."""
         with self._foreground():
             offset = self.transcript.size(chat_id)
-            system, messages = self.build_request(chat_id, q, now=asked_at, drop_last_turn=retry)
+            system, messages = self.build_request(
+                chat_id, q, now=asked_at, drop_last_turn=retry, system_messages=system_messages
+            )
             return system, messages, offset
 
     def _foreground(self) -> contextlib.AbstractContextManager[None]:

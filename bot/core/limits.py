@@ -133,12 +133,14 @@ class Limits:
         *,
         messages: int = 0,
         tokens: int = 0,
+        searches: int = 0,
         timezone: str = "Asia/Seoul",
         now: Callable[[], datetime] = utc_now,
     ) -> None:
         self.ledger = ledger
         self.messages = messages
         self.tokens = tokens
+        self.searches = searches  # DAILY_SEARCH_LIMIT: web searches a day per user but the owner (0: unlimited)
         self.timezone = timezone
         self.tz = ZoneInfo(timezone)
         self.now = now
@@ -178,6 +180,12 @@ class Limits:
         if self.tokens and spent + (self.held(user) if holds else 0) >= self.tokens:
             return Refusal("tokens", self.tokens, self.resets_at(now))
         return None
+
+    def may_search(self, user_id: int | None, *, exempt: bool = False) -> bool:
+        """Whether ``user_id``'s next question may search the web (under DAILY_SEARCH_LIMIT today)."""
+        if exempt or not self.searches:
+            return True
+        return self.ledger.user_day(user_key(user_id), self.day()).searches < self.searches
 
     def admit(
         self, user_id: int | None, chat_id: int | str, *, exempt: bool = False, hold: bool = True
@@ -283,6 +291,8 @@ class Limits:
         u = spend.usage
         tokens = (u.input_tokens, u.output_tokens, u.cache_write_tokens, u.cache_read_tokens)
         self.ledger.add_usage(user_key(spend.user_id), spend.chat_id, spend.model, tokens, self.day())
+        if u.web_searches:
+            self.ledger.add_searches(user_key(spend.user_id), spend.chat_id, u.web_searches, self.day())
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -9,6 +9,14 @@ after it. The system blocks therefore go from the most stable to the most volati
 2. the rolling summary → breakpoint 2 (changes only when the chat is compacted);
 3. the fresh time line, and anything else for this request only (related memories),
    after every breakpoint — so caching never freezes the clock.
+
+On models that take mid-conversation ``role: "system"`` messages (the 5.5 generation) the
+per-turn parts leave the system prompt instead: system and tools then stay the same for the
+whole conversation (as preserved thinking's prefix check wants), and the time line and related
+memories go in a system message right after the new user message (``turn_message``). The
+conversation before it is then a stable prefix too, cached from one turn to the next
+(``mark_question`` puts a breakpoint on the question). Completed turns are stored without
+their thinking blocks; the current turn's blocks go back exactly as received.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ You are a helpful personal assistant that people talk to through Telegram and a 
   with a language for code. No tables wider than a phone screen, no headings for short answers.
 - When you are unsure, say so and say what would settle it. Never invent dates, numbers, names,
   prices, links or quotes. 모르면 모른다고 말합니다.
+- When the question needs current information (news, weather, prices, opening hours, recent releases)
+  and a web search tool is offered, search; cite what you use, but do not paste URLs or a source list:
+  the app lists the pages you cite under your answer. 최신 정보가 필요하면 검색하고, 출처 목록은 앱이 붙입니다.
 - In a group chat each user message starts with the sender's first name ("Minji: …"); answer the
   person who addressed you and keep what one person said apart from what another said.
 
@@ -42,8 +53,8 @@ You remember this chat in layers. Use all of them, and never claim to remember w
 2. **Summary** — a memo of the older conversation, when there is one (below the facts). Use it as
    background: decisions, plans, numbers and what changed.
 3. **Recent messages** — the latest part of the conversation, word for word, in the messages.
-4. **Related memories** — older passages found for the current question, when given at the end of
-   the system prompt. They are quotes from earlier conversations with their dates; use them when they
+4. **Related memories** — older passages found for the current question, when given next to the
+   time line. They are quotes from earlier conversations with their dates; use them when they
    answer the question, and ignore them when they do not.
 If the layers disagree, the newest information wins (recent messages over the summary, the summary
 over old related memories), and a fact the user corrected is updated.
@@ -64,7 +75,8 @@ over old related memories), and a fact the user corrected is updated.
 - If a tool reports an error, fix the input and try once more, or tell the user what went wrong.
 
 ## Time / 시간
-The current date and time are given in a system line after the memory (e.g. "지금은 …이다."). Use it
+The current date and time are given in a system line (e.g. "지금은 …이다."), after the memory or in a
+system message after the user's latest message; the newest one is now. Use it
 for anything about "today", "now", "tomorrow" or "last week", and to resolve relative dates. Dates in
 the summary and in related memories are when things were said, not today.
 """
@@ -113,6 +125,7 @@ def build_system(
     facts: Sequence[FactLike] = (),
     volatile: Sequence[str] = (),
     persona: str = PERSONA,
+    time: bool = True,
 ) -> list[dict[str, Any]]:
     """System blocks: persona, facts (breakpoint 1), summary (breakpoint 2), then the time line.
 
@@ -125,9 +138,28 @@ def build_system(
     ]
     if summary and summary.strip():
         blocks.append({"type": "text", "text": f"{SUMMARY_HEADER}\n{summary.strip()}", "cache_control": dict(CACHE)})
-    blocks.append({"type": "text", "text": time_line(now, tz_name)})
+    if time:  # else the time line is in a system message after the question (turn_message)
+        blocks.append({"type": "text", "text": time_line(now, tz_name)})
     blocks += [{"type": "text", "text": text} for text in volatile if text and text.strip()]
     return blocks
+
+
+def turn_message(now: datetime, tz_name: str, volatile: Sequence[str] = ()) -> dict[str, Any]:
+    """The per-turn context as a mid-conversation system message: the fresh time line, then
+    the texts for this request only (related memories). Sent after the new user message, never stored."""
+    parts = [time_line(now, tz_name), *(t for t in volatile if t and t.strip())]
+    return {"role": "system", "content": [{"type": "text", "text": text} for text in parts]}
+
+
+def mark_question(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with a cache breakpoint on the last user message (the question): the next
+    turn re-sends everything up to it unchanged, so it reads all of it from the cache."""
+    out = list(messages)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i].get("role") == "user":
+            out[i : i + 1] = with_cache_breakpoint([out[i]])
+            break
+    return out
 
 
 def with_cache_breakpoint(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.claude.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
 from bot.core.prompt import with_cache_breakpoint
+from bot.sources import WebTrail, storable, with_sources
+from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
+from bot.websearch import WebSearch, search_disabled_error
 from memory.content import api_content
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,20 @@ class LoopResult:
     usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     calls: tuple[str, ...] = ()
+    notice: str = ""  # shown after the answer, never stored (e.g. "the answer was cut")
+    web: WebTrail = field(default_factory=WebTrail)  # what the web search found and cited
+    note: str = ""  # said under the answer (and stored) when the web could not be searched
+
+
+THINKING = ("thinking", "redacted_thinking")
+MAX_PAUSES = 4
+"""How many times one question's turn may be continued after ``pause_turn`` (server tools)."""
+
+
+def without_thinking(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks to store: a completed turn is kept without its thinking (allowed: thinking from
+    earlier turns may be dropped; only the current turn's must go back, verbatim)."""
+    return [b for b in blocks if b.get("type") not in THINKING]
 
 
 class ToolLoop:
@@ -56,13 +73,17 @@ class ToolLoop:
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
         before_call: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
+        lang: str = "ko",
+        web: WebSearch | None = None,
     ) -> None:
         self.model = model
+        self.web = web  # None: this question may not search (off, unsupported, over the limit)
         self.toolbox = toolbox
         self.max_rounds = max_rounds
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
+        self.lang = lang
         # called with the request (system, messages, tools, max_tokens) before every model call; may raise
         # ModelError (e.g. "limit": the daily token budget is spent)
         self.before_call = before_call
@@ -74,47 +95,105 @@ class ToolLoop:
         ctx: ToolContext,
         on_text: TextCallback | None,
     ) -> LoopResult:
-        """Raises ModelError when a call fails or the final answer is empty (nothing is stored then)."""
+        """Raises ModelError when a call fails, the model refuses, a tool call was cut by the output
+        limit, or the final answer is empty (nothing is stored then)."""
         schemas = self.toolbox.schemas()
+        server = self.web.tools() if self.web is not None else []  # after ours: the cached prefix never moves
         out = LoopResult()
+        trail = out.web
+        note = ""
         shown: list[str] = []
         calls: list[str] = []
         separate = False  # text was shown before this round: start the next text on a new paragraph
+        paused: list[dict[str, Any]] = []  # blocks of a turn paused by the API (pause_turn), sent back as they came
+        pauses = 0
+
+        fed = False  # something was streamed already
+        ended_in_progress = False  # the last thing streamed was a progress line (it ends its own paragraph)
 
         async def feed(delta: str) -> None:
-            nonlocal separate
+            nonlocal separate, fed, ended_in_progress
             if on_text is None or not delta:
                 return
+            fed, ended_in_progress = True, False
             if separate:
                 separate = False
                 await on_text("\n\n")
             await on_text(delta)
 
+        async def progress(name: str) -> None:
+            # between tool calls the 5.5 models write their notes as thinking: show what is being done
+            nonlocal separate, fed, ended_in_progress
+            if on_text is None:
+                return
+            await on_text(("\n\n" if fed else "") + progress_text(name, self.lang) + "\n\n")
+            fed, separate, ended_in_progress = True, False, True
+
         while True:
             may_use_tools = out.rounds < self.max_rounds
+            sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
+            tools = [*schemas, *server]
             if self.before_call is not None:
-                request = {"system": system, "messages": messages, "tools": schemas}
-                await self.before_call({**request, "max_tokens": self.max_tokens})
-            reply: Reply = await self.model.complete(
-                system=system,
-                messages=with_cache_breakpoint(messages) if out.rounds else messages,
-                max_tokens=self.max_tokens,
-                on_text=feed,
-                tools=schemas or None,
-                tool_choice=None if may_use_tools or not schemas else dict(NO_TOOLS),
-            )
+                await self.before_call({"system": system, "messages": sent, "tools": tools, "max_tokens": self.max_tokens})
+            try:
+                reply: Reply = await self.model.complete(
+                    system=system,
+                    messages=with_cache_breakpoint(sent) if out.rounds or paused else sent,
+                    max_tokens=self.max_tokens,
+                    on_text=feed,
+                    tools=tools or None,
+                    tool_choice=None if may_use_tools or not tools else dict(NO_TOOLS),
+                    on_tool=progress if may_use_tools and tools else None,
+                )
+            except ModelError as e:
+                if not server or not self._search_failed(e, ctx):
+                    raise
+                # answer without searching: the same request without the web tools (and their blocks), once
+                server, note = [], progress_text("no_search", self.lang)
+                messages, paused = _without_server_blocks(messages), storable(paused)
+                continue
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
-            text = reply.text.strip()
+            trail.add_reply(
+                reply.blocks,
+                {"web_search_requests": reply.usage.web_searches, "web_fetch_requests": reply.usage.web_fetches},
+            )
+            text = joined_text(reply.blocks) if reply.content else reply.text.strip()
             if text:
                 shown.append(text)
-                separate = True
+                separate = not ended_in_progress
+            blocks = [*paused, *reply.blocks]  # this assistant turn so far, exactly as received
+            if reply.stop_reason == "pause_turn":
+                pauses += 1
+                if pauses > MAX_PAUSES:
+                    raise ModelError("server", "pause_turn repeated")
+                paused = blocks
+                continue
+            paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = reply.tool_calls if may_use_tools else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if may_use_tools else []
+            cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
+            if tool_uses and cut:
+                # the last tool call's input is incomplete: never run it (nor store the turn)
+                raise ModelError("cut" if reply.stop_reason == "max_tokens" else "context_full", "in a tool call")
             if not tool_uses:
-                if not text:
-                    raise ModelError("empty", f"stop_reason={reply.stop_reason}")
-                out.stored.append({"role": "assistant", "content": text, **record})
+                final = joined_text(blocks)  # text blocks split by citations joined back, searches as gaps
+                if not final:
+                    kind = {"max_tokens": "cut", CONTEXT_FULL: "context_full"}.get(str(reply.stop_reason), "empty")
+                    raise ModelError(kind, f"stop_reason={reply.stop_reason}")
+                if trail.failed and not note:
+                    note = progress_text("no_search", self.lang)
+                    log.warning("chat %s: web search failed (%s)", ctx.chat_id, ", ".join(sorted(set(trail.errors))))
+                # stored: what the user saw (the answer and its sources), never the encrypted results
+                stored: dict[str, Any] = {"role": "assistant", "content": with_sources(final, trail, note), **record}
+                if trail.sources:
+                    stored["sources"] = trail.stored()
+                if trail.searches or trail.fetches or trail.errors:
+                    stored["web"] = {"searches": trail.searches, "fetches": trail.fetches}
+                out.stored.append(stored)
+                if cut:  # the answer stopped at a limit: said after it, not stored
+                    why = "cut" if reply.stop_reason == "max_tokens" else "context_full"
+                    out.notice = progress_text(why, self.lang)
                 break
             out.rounds += 1
             results: list[dict[str, Any]] = []
@@ -128,10 +207,61 @@ class ToolLoop:
                     block["is_error"] = True
                 results.append(block)
                 log.info("chat %s: tool %s%s", ctx.chat_id, name, " (error)" if result.is_error else "")
-            assistant_msg = {"role": "assistant", "content": api_content(reply.blocks), **record}
+            assistant_msg = {"role": "assistant", "content": api_content(storable(without_thinking(blocks))), **record}
             result_msg = {"role": "user", "content": results, "at": iso(self.now())}
             out.stored += [assistant_msg, result_msg]
-            messages = [*messages, api_message(assistant_msg), api_message(result_msg)]
-        out.text = "\n\n".join(shown)
+            # the current turn goes back verbatim: thinking blocks with their signatures, in order
+            messages = [*messages, {"role": "assistant", "content": blocks}, api_message(result_msg)]
+        out.text = with_sources("\n\n".join(shown), trail, note)
+        out.note = note
+        if out.notice:
+            out.text = f"{out.text}\n\n{out.notice}"
         out.calls = tuple(calls)
         return out
+
+    def _search_failed(self, error: ModelError, ctx: ToolContext) -> bool:
+        """Whether ``error`` is the web search's fault, so the question should be answered without it."""
+        if error.kind == "bad_request" and search_disabled_error(error.detail):
+            if self.web is not None:
+                self.web.disabled = "web search is not enabled for this organization"
+            log.warning("chat %s: web search is not enabled for the organization; answering without it", ctx.chat_id)
+            return True
+        if error.kind == "timeout":
+            log.warning("chat %s: the request with web search timed out; answering without it", ctx.chat_id)
+            return True
+        return False
+
+
+def joined_text(blocks: list[dict[str, Any]]) -> str:
+    """The text of content blocks: adjacent text blocks (split by citations) joined as they are,
+    a new paragraph where a search or a tool call came between them (thinking is no gap)."""
+    out = ""
+    gap = False
+    for b in blocks:
+        kind = b.get("type")
+        if kind in THINKING:
+            continue
+        if kind != "text":
+            gap = bool(out)
+            continue
+        piece = str(b.get("text", ""))
+        if gap and piece.strip():
+            out = out.rstrip() + "\n\n" + piece.lstrip()
+            gap = False
+        else:
+            out += piece
+    return out.strip()
+
+
+def _without_server_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without web search blocks (and without an assistant message left empty by that)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") == "assistant" and isinstance(content, list):
+            kept = storable(content)
+            if not kept:
+                continue
+            m = {**m, "content": kept}
+        out.append(m)
+    return out

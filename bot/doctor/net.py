@@ -136,6 +136,10 @@ def anthropic_check(ctx: Context) -> Iterator[Result]:
         yield problem("anthropic", "not checked: ANTHROPIC_API_KEY is not set")
         return
     model = ctx.settings.anthropic_model if ctx.settings else DEFAULT_MODEL
+    if ctx.settings is not None:
+        from bot.modelinfo import ModelCatalog
+
+        model = ModelCatalog(ctx.settings.data_dir).selected_for(model) or model  # the owner's /model choice
     yield _anthropic_check(ctx, key, model, "model")
     summary_model = ctx.settings.summary_model if ctx.settings else ""
     if summary_model and summary_model != model:

@@ -91,10 +91,11 @@ def make_guard(settings: Settings, now: Callable[[], datetime] = utc_now) -> Gua
         ledger,
         messages=settings.daily_message_limit,
         tokens=settings.daily_token_limit,
+        searches=settings.web.daily_limit,
         timezone=settings.timezone,
         now=now,
     )
-    return Guard(settings, access, limits, PriceTable(settings.model_prices))
+    return Guard(settings, access, limits, PriceTable(settings.model_prices, search_price=settings.web.price_per_1000))
 
 
 def charging(g: Guard, also: SpendSink | None = None) -> SpendSink:
@@ -156,6 +157,18 @@ def reminder_check(g: Guard) -> Callable[[ToolContext], str | None]:
             f"the user has reached today's {refusal.kind} limit ({refusal.limit}); new reminders cannot be set "
             f"until {reset}. Tell them so; reminders already set will still be delivered"
         )
+
+    return check
+
+
+def search_check(g: Guard) -> Callable[[int | None], bool]:
+    """Who may search the web now: WEB_SEARCH=owner keeps it to the owner; others under DAILY_SEARCH_LIMIT."""
+
+    def check(user_id: int | None) -> bool:
+        owner = user_id is None or g.access.is_owner(user_id)
+        if g.settings.web.mode == "owner" and not owner:
+            return False
+        return g.limits.may_search(user_id, exempt=owner)
 
     return check
 

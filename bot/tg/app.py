@@ -55,6 +55,8 @@ def build_application(
     assistant.may_remind = tg_access.reminder_check(guard)
     assistant.reserve = tg_access.reserving(guard)  # before every model call: the daily token budget
     guard.limits.calls_per_question = assistant.max_tool_rounds + 1
+    if assistant.web is not None:
+        assistant.web.may_search = tg_access.search_check(guard)
 
     async def menus(app: Application) -> None:
         await commands.register_menu(app)
@@ -110,6 +112,7 @@ def build_application(
         (("allow",), tg_access.allow_command),
         (("deny",), tg_access.deny_command),
         (("users",), tg_access.users_command),
+        (("model",), commands.model_command),
     ):
         app.add_handler(CommandHandler(names, callback, filters=new))
     app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))

@@ -25,6 +25,7 @@ from bot.claude.model import TextCallback
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.search import search_text
 from bot.core.ask import Answer, Assistant, Question
+from bot.model_commands import model_text
 from bot.texts import t
 from bot.tg import access as tg_access
 from bot.tg import documents, photos
@@ -259,6 +260,14 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KB"
     return f"{n / (1024 * 1024):.1f} MB"
+
+
+async def model_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/model (owner): the current model and what the Models API says; /model <id> switches (kept)."""
+    if update.effective_message is None or not await tg_access.owner_only(update, context):
+        return
+    assistant = services(context).assistant
+    await reply(update, context, await model_text(assistant.model, _argument(update), lang_for(update)))
 
 
 def _read_prefix(path: Path, size: int) -> bytes:

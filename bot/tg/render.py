@@ -8,6 +8,12 @@ into parts of at most 4000 visible UTF-16 units (Telegram counts the text after 
 and 100 entities, on paragraph and line boundaries, keeping the tags balanced in every
 part, and keeps each part's Markdown source for a plain-text fallback.
 
+Telegram's nesting rules hold: code and pre are never inside another entity (bold, italic,
+underline, strikethrough and spoiler may hold anything else). A code span inside bold or
+italic ends the emphasis before it and reopens it after (``**a `x` b**`` → ``<b>a </b>
+<code>x</code><b> b</b>``); inside a link, a strikethrough or a spoiler it keeps that meaning
+and loses the code style (a hidden word stays hidden).
+
 What Telegram cannot show is simplified, never dropped: headings become bold lines,
 lists ``•``/``1.`` lines, a quote inside a quote joins the outer quote, and a table
 becomes aligned monospace text in ``<pre>`` — where no formatting is possible, so its
@@ -109,7 +115,8 @@ class _Inline:
                 code = s[i + run : close]
                 if len(code) > 2 and code[0] == " " and code[-1] == " " and code.strip():
                     code = code[1:-1]
-                out.append(escape(code) if "code" in active or not code else f"<code>{escape(code)}</code>")
+                plain = not code or bool(active & _NO_CODE)  # hidden, struck or linked text stays so
+                out.append(escape(code) if plain else f"<code>{escape(code)}</code>")
                 i = close + run
             elif c == "[" and links and (link := self._link(i, end, active)) is not None:
                 rendered, i = link
@@ -335,13 +342,49 @@ class _Inline:
         return None
 
     def _anchor(self, url: str, i: int, label_end: int, active: frozenset[str]) -> str:
-        label = self.render(i + 1, label_end, active, links=False) if label_end > i + 1 else escape(url)
+        label = self.render(i + 1, label_end, active | {"a"}, links=False) if label_end > i + 1 else escape(url)
         return f'<a href="{html.escape(url, quote=True)}">{label}</a>'
+
+
+_NO_CODE = frozenset({"code", "a", "s", "tg-spoiler"})  # code inside these loses its style, not their meaning
+_INLINE_TAG = re.compile(r"<(/?)(b|i|u|s|tg-spoiler|code|a)((?:\s[^>]*)?)>")
+_EMPTY_PAIR = re.compile(r"<(b|i|u|s|tg-spoiler)></\1>")
+
+
+def _lift_code(markup: str) -> str:
+    """Close the emphasis open around each ``<code>`` before it and reopen it after: Telegram
+    does not allow code inside another entity."""
+    if "<code>" not in markup:
+        return markup
+    out: list[str] = []
+    stack: list[str] = []  # the open tags, as written
+    pos = 0
+    for m in _INLINE_TAG.finditer(markup):
+        out.append(markup[pos : m.start()])
+        pos = m.end()
+        closing, name = m.group(1) == "/", m.group(2)
+        if name == "code" and not closing:
+            out.extend(f"</{_INLINE_TAG.match(t).group(2)}>" for t in reversed(stack))  # type: ignore[union-attr]
+            out.append(m.group(0))
+        elif name == "code":
+            out.append(m.group(0))
+            out.extend(stack)
+        elif closing:
+            stack.pop()
+            out.append(m.group(0))
+        else:
+            stack.append(m.group(0))
+            out.append(m.group(0))
+    out.append(markup[pos:])
+    result = "".join(out)
+    while (shorter := _EMPTY_PAIR.sub("", result)) != result:
+        result = shorter
+    return result
 
 
 def render_inline(text: str, refs: References | None = None) -> str:
     """One line of inline Markdown (bold, italic, strike, spoiler, code, links) as Telegram HTML."""
-    return _Inline(text, refs).render(0, len(text))
+    return _lift_code(_Inline(text, refs).render(0, len(text)))
 
 
 # -- blocks --------------------------------------------------------------------------------
@@ -387,7 +430,7 @@ def _line(line: str, refs: References) -> str:
     """A line that is not part of a fenced, quoted or table block."""
     if m := _HEADING.match(line):
         inner = _Inline(m.group(1), refs).render(0, len(m.group(1)), frozenset({"b"}))
-        return f"<b>{inner}</b>" if inner.strip() else ""
+        return _lift_code(f"<b>{inner}</b>") if inner.strip() else ""
     if _RULE.match(line):
         return RULE_LINE
     if m := _BULLET.match(line):

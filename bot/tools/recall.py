@@ -41,7 +41,7 @@ def recall_tools(index: RecallIndex, tz: str) -> list[Tool]:
             "Search the whole history of this chat — every earlier conversation, also those before a reset — "
             "for messages about something, and get the best matches with their dates and who said them. Use "
             "it when the user refers to something from the past that is not in the summary, the facts or the "
-            "related memories you were given (\"what was that restaurant I mentioned in May?\"). Search with "
+            'related memories you were given ("what was that restaurant I mentioned in May?"). Search with '
             "the distinctive words (names, places, numbers, topics), in the language they were said in.",
             {
                 "type": "object",

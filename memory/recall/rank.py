@@ -111,7 +111,14 @@ class Weights:
         """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
         return cls(
             answer=0.0,
-            neighbour=0.0, neighbour2=0.0, session=0.0, tense=0.0, date=0.0, speaker=0.0, recency=0.0, expand=0.0,
+            neighbour=0.0,
+            neighbour2=0.0,
+            session=0.0,
+            tense=0.0,
+            date=0.0,
+            speaker=0.0,
+            recency=0.0,
+            expand=0.0,
             duplicate=1.0,
         )
 

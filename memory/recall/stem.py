@@ -52,12 +52,7 @@ def _cvc(word: str) -> bool:
     n = len(word)
     if n < 3:
         return False
-    return (
-        _is_cons(word, n - 3)
-        and not _is_cons(word, n - 2)
-        and _is_cons(word, n - 1)
-        and word[-1] not in "wxy"
-    )
+    return _is_cons(word, n - 3) and not _is_cons(word, n - 2) and _is_cons(word, n - 1) and word[-1] not in "wxy"
 
 
 _STEP2 = (

@@ -3,6 +3,23 @@
 Used by the fake HTTP server (tests/fakes/anthropic_server.py) and, in-process, by
 ``FakeModel(validate=...)``, so a malformed request fails every test that sends one.
 The messages follow what the real API answers (as seen in public bug reports).
+
+Model-blind rules live here; what depends on the model (thinking settings, effort, sampling
+parameters, prefill, forced tool_choice, max_tokens and the context window, per the model
+table in tests/fakes/models.py) is in tests/fakes/model_rules.py, applied when the body names
+a model the table knows (or the server passes its spec).
+
+Also refused, with the API's pydantic-style wording (issue 22 item 4): unknown top-level
+fields (``<field>: Extra inputs are not permitted``) and message fields other than ``role`` and
+``content`` (``messages.N.<field>: ...``), unknown content block types
+(``messages.N.content.M: Input tag '<type>' found using 'type' does not match any of the
+expected tags: ...``), a ``cache_control`` whose type is not ``ephemeral``
+(``...cache_control.type: Input should be 'ephemeral'``) or whose ttl is not 5m/1h, and a
+``tool_use`` naming a tool the request does not declare (``messages.N.content.M: tool_use
+block names tool '<name>', which is not defined in `tools`.`` — wording not found in the
+pages read, written in the API's style). Mid-conversation ``role: "system"`` messages (text
+only) are accepted on the models that support them (Sonnet 5.5 and its generation) and are
+``messages.N.role: Input should be 'user' or 'assistant'`` elsewhere.
 """
 
 from __future__ import annotations
@@ -11,16 +28,34 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tests.fakes.models import ModelSpec, find
+
 MAX_CACHE_BREAKPOINTS = 4
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the whole request body (HTTP 413 request_too_large beyond)
 DOCUMENT_SOURCES = ("base64", "text", "content", "url", "file")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICES = ("auto", "any", "tool", "none")
+TOP_LEVEL = frozenset({
+    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stream", "stop_sequences", "metadata",
+    "thinking", "output_config", "service_tier", "cache_control", "container", "diagnostics", "inference_geo",
+    "speed", "user_profile_id", "workspace_id", "temperature", "top_p", "top_k", "context_management",
+    "mcp_servers",
+})  # fmt: skip
+BLOCK_TYPES = (
+    "text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use", "tool_result",
+    "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+    "container_upload", "compaction",
+)  # fmt: skip
+CACHE_TTLS = ("5m", "1h")
+_UNSET: Any = object()
 
 
 class InvalidRequest(ValueError):
     """The request would be rejected with HTTP 400; the message is the API's."""
+
+
+from tests.fakes.server_tools import check_declaration, is_server_tool  # noqa: E402 (it imports InvalidRequest)
 
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
@@ -76,8 +111,96 @@ def count_cache_controls(body: Mapping[str, Any]) -> int:
     return n
 
 
-def validate(body: Mapping[str, Any]) -> None:
-    """Raise InvalidRequest as the real API would answer 400 for ``body``."""
+def _check_cache_control(where: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or value.get("type") != "ephemeral":
+        raise InvalidRequest(f"{where}.cache_control.type: Input should be 'ephemeral'")
+    if "ttl" in value and value["ttl"] not in CACHE_TTLS:
+        raise InvalidRequest(f"{where}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'")
+
+
+def _check_shapes(body: Mapping[str, Any]) -> None:
+    """Unknown fields and block types, bogus cache_control, tool_use of an undeclared tool."""
+    for key in body:
+        if key not in TOP_LEVEL:
+            raise InvalidRequest(f"{key}: Extra inputs are not permitted")
+    top = body.get("cache_control")
+    if top is not None and (not isinstance(top, Mapping) or top.get("type") != "ephemeral"):
+        raise InvalidRequest("cache_control.type: Input should be 'ephemeral'")
+    tools = body.get("tools") or []
+    for i, tool in enumerate(tools):
+        if isinstance(tool, Mapping):
+            _check_cache_control(f"tools.{i}", tool.get("cache_control"))
+    system = body.get("system")
+    if isinstance(system, list):
+        for i, b in enumerate(system):
+            if isinstance(b, Mapping):
+                _check_cache_control(f"system.{i}", b.get("cache_control"))
+    declared = {t.get("name") for t in tools if isinstance(t, Mapping)}
+    for i, m in enumerate(body.get("messages") or []):
+        if not isinstance(m, Mapping):
+            continue
+        for key in m:
+            if key not in ("role", "content"):
+                raise InvalidRequest(f"messages.{i}.{key}: Extra inputs are not permitted")
+        for j, b in enumerate(_blocks(m.get("content"))):
+            kind = b.get("type")
+            if kind not in BLOCK_TYPES:
+                tags = ", ".join(f"'{t}'" for t in BLOCK_TYPES)
+                raise InvalidRequest(f"messages.{i}.content.{j}: Input tag '{kind}' found using 'type' does not match "
+                                     f"any of the expected tags: {tags}")  # fmt: skip
+            _check_cache_control(f"messages.{i}.content.{j}.{kind}", b.get("cache_control"))
+            for k, inner in enumerate(_blocks(b.get("content"))):
+                _check_cache_control(f"messages.{i}.content.{j}.{kind}.content.{k}", inner.get("cache_control"))
+            if kind == "tool_use" and b.get("name") not in declared and declared:
+                raise InvalidRequest(f"messages.{i}.content.{j}: tool_use block names tool '{b.get('name')}', which "
+                                     "is not defined in `tools`.")  # fmt: skip
+
+
+def _check_system_message(messages: list[Any], i: int) -> None:
+    """A mid-conversation system message (a run of them) comes right after a user turn (or an assistant
+    turn ending in server_tool_use) and is the last message or followed by an assistant turn."""
+    content = messages[i].get("content")
+    if isinstance(content, list):
+        for j, b in enumerate(_blocks(content)):
+            if b.get("type") != "text":
+                raise InvalidRequest(f"messages.{i}.content.{j}: Input tag '{b.get('type')}' found using 'type' "
+                                     "does not match any of the expected tags: 'text'")  # fmt: skip
+    start = i
+    while start > 0 and isinstance(messages[start - 1], Mapping) and messages[start - 1].get("role") == "system":
+        start -= 1
+    end = i
+    while (
+        end + 1 < len(messages) and isinstance(messages[end + 1], Mapping) and messages[end + 1].get("role") == "system"
+    ):
+        end += 1
+    before = messages[start - 1] if start > 0 else None
+    after = messages[end + 1] if end + 1 < len(messages) else None
+    tail = before.get("content") if isinstance(before, Mapping) else None
+    paused = (
+        isinstance(tail, list)
+        and bool(tail)
+        and isinstance(tail[-1], Mapping)
+        and (tail[-1].get("type") == "server_tool_use")
+    )
+    follows = isinstance(before, Mapping) and (
+        before.get("role") == "user" or (before.get("role") == "assistant" and paused)
+    )
+    if not follows or not (after is None or (isinstance(after, Mapping) and after.get("role") == "assistant")):
+        raise InvalidRequest(f"messages.{i}: a `system` message must come right after a `user` message and be "
+                             "followed by an `assistant` message or end `messages`")  # fmt: skip
+
+
+def validate(body: Mapping[str, Any], spec: ModelSpec | None = _UNSET, *, paused: frozenset[str] = frozenset()) -> None:
+    """Raise InvalidRequest as the real API would answer 400 for ``body``.
+
+    ``spec``: the model's rules (default: the table's entry for ``body["model"]``, if any);
+    ``paused``: server_tool_use ids of pause_turn replies (their continuation may end with an
+    assistant message).
+    """
+    if spec is _UNSET:
+        spec = find(str(body.get("model") or ""))
     if not body.get("model") and "model" in body:
         raise InvalidRequest("model: Field required")
     max_tokens = body.get("max_tokens")
@@ -85,6 +208,9 @@ def validate(body: Mapping[str, Any]) -> None:
         raise InvalidRequest("max_tokens: Field required")
     tools = body.get("tools") or []
     for i, tool in enumerate(tools):
+        if isinstance(tool, Mapping) and is_server_tool(tool):  # web search / fetch (tests/fakes/server_tools.py)
+            check_declaration(i, tool)
+            continue
         name = tool.get("name") if isinstance(tool, Mapping) else None
         if not isinstance(name, str) or not TOOL_NAME.match(name):
             raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
@@ -114,11 +240,20 @@ def validate(body: Mapping[str, Any]) -> None:
             f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
             f"Found {count_cache_controls(body)}."
         )
+    _check_shapes(body)
+    system_ok = spec is not None and spec.system_messages
     uses_tools = False
     previous_uses: list[str] = []
     for i, m in enumerate(messages):
-        if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant"):
-            raise InvalidRequest(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if role == "system" and not system_ok:
+            raise InvalidRequest(f"messages.{i}: role 'system' is not supported on this model")
+        if role not in ("user", "assistant", "system"):
+            allowed = "'user', 'assistant' or 'system'" if system_ok else "'user' or 'assistant'"
+            raise InvalidRequest(f"messages.{i}.role: Input should be {allowed}")
+        assert isinstance(m, Mapping)
+        if role == "system":
+            _check_system_message(messages, i)
         if i == 0 and m["role"] != "user":
             raise InvalidRequest('messages: first message must use the "user" role')
         content = m.get("content")
@@ -195,3 +330,7 @@ def validate(body: Mapping[str, Any]) -> None:
             )
     if uses_tools and not tools:
         raise InvalidRequest("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+    if spec is not None:
+        from tests.fakes.model_rules import check_model
+
+        check_model(body, spec, paused=paused)

@@ -5,8 +5,9 @@
 - A request reads the longest cached prefix that ends at one of its breakpoints or up to
   20 blocks before one (the API looks back that far), and writes the prefixes of its
   breakpoints that are not cached yet.
-- A prefix shorter than the model's minimum (1024 tokens; 4096 for Haiku 4.5 and Opus 4.5
-  and later; 2048 for Haiku 3.x) is silently not cached.
+- A prefix shorter than the model's minimum is silently not cached: the model table's
+  ``cache_minimum`` (tests/fakes/models.py: 512 tokens on the 5.5 generation and Fable), else
+  by name: 1024 tokens; 4096 for Haiku 4.5 and Opus 4.5 and later; 2048 for Haiku 3.x.
 - Entries live 5 minutes after their last use (``clock`` is injectable).
 - Any change before a breakpoint changes its prefix (a different hash): a miss.
   Changing ``tool_choice`` invalidates the cached message blocks (not tools and system).
@@ -32,6 +33,11 @@ TOOLS_OVERHEAD = 300  # the API's own system prompt for tool use
 
 
 def minimum_tokens(model: str) -> int:
+    from tests.fakes.models import find
+
+    spec = find(model)
+    if spec is not None:
+        return spec.cache_minimum
     name = model.lower()
     if "haiku-4-5" in name or "haiku-4.5" in name or any(f"opus-4-{v}" in name for v in range(5, 10)):
         return 4096
@@ -114,8 +120,11 @@ class CacheUsage:
 class PromptCache:
     """The cache of one fake server (all requests share it, as one organization's would)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, minimum: Callable[[str], int | None] | None = None
+    ) -> None:
         self.clock = clock
+        self._minimum = minimum  # the server's catalog (it may hold made-up models); None: the table
         self._entries: dict[str, float] = {}  # prefix hash -> expiry
         self._lock = threading.Lock()
 
@@ -141,7 +150,7 @@ class PromptCache:
             totals.append(running)
         total = running
         marks = [i for i, s in enumerate(segs) if s.breakpoint]
-        minimum = minimum_tokens(model)
+        minimum = (self._minimum(model) if self._minimum else None) or minimum_tokens(model)
         now = self.clock()
         with self._lock:
             self._entries = {h: t for h, t in self._entries.items() if t > now}

@@ -6,8 +6,10 @@ with ``getUpdates``, and read ``calls`` / ``sent`` / ``visible`` / ``chat_view``
 (``fail_next``), e.g. a 429 with ``retry_after``.
 
 Like Telegram, it parses ``parse_mode=HTML`` strictly (only Telegram's tags, balanced,
-``<``, ``>`` and ``&`` escaped elsewhere) and answers 400 "Bad Request: can't parse
-entities: …" otherwise; it counts the 4096 limit on the text after parsing, refuses an
+``<``, ``>`` and ``&`` escaped elsewhere, and nested as the Bot API's "Formatting options"
+allow: nothing inside code/pre, no code/pre inside bold, italic, underline, strikethrough,
+spoiler or a link, no link in a link, no blockquote in a blockquote) and answers 400 "Bad
+Request: can't parse entities: …" otherwise; it counts the 4096 limit on the text after parsing, refuses an
 edit to the same text ("message is not modified") and drafts outside private chats.
 It also refuses what Telegram refuses before a method runs (``_refusal``): chats the bot
 cannot write to (``blocked_chats``: 403, ``unknown_chats``: 400 "chat not found"),
@@ -82,6 +84,7 @@ HTML_TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
     "blockquote", "tg-spoiler", "span", "tg-emoji",
 }  # fmt: skip
+_NO_CODE_INSIDE = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "tg-spoiler", "span"}
 _TAG = re.compile(
     r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'<>]+))?)*)\s*>"
 )
@@ -125,6 +128,13 @@ def parse_html(text: str) -> tuple[str, list[tuple[str, int, int]]]:
                 parent = stack[-1][0] if stack else None
                 if parent == "code" or (parent == "pre" and name != "code"):
                     raise EntityError(f'Entities can\'t be nested in "{parent}" at byte offset {at()}')
+                # "bold, italic, underline, strikethrough, and spoiler entities can contain and can be part of any
+                # other entities, except pre and code"; "all other entities can't contain each other" (a link)
+                holder = next((t for t, _, _ in reversed(stack) if t in _NO_CODE_INSIDE), None)
+                if name in ("code", "pre") and holder is not None and not (name == "code" and parent == "pre"):
+                    raise EntityError(f'Entity "{name}" can\'t be nested in "{holder}" at byte offset {at()}')
+                if name == "a" and any(t == "a" for t, _, _ in stack):
+                    raise EntityError(f'Entity "a" can\'t be nested in "a" at byte offset {at()}')
                 if name == "blockquote" and any(t == "blockquote" for t, _, _ in stack):
                     raise EntityError(f"Blockquote can't be nested at byte offset {at()}")
                 if name == "span" and 'class="tg-spoiler"' not in attrs:

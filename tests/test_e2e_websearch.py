@@ -1,0 +1,154 @@
+"""End to end: web search with sources, the real ``python -m bot`` process against the fakes.
+
+The fake Messages API runs ``web_search`` / ``web_fetch`` as the real one returns them
+(tests/fakes/server_tools.py) and rejects what it rejects, so a turn that searched and the
+next question in the same chat are both checked.
+"""
+
+import json
+import re
+
+from tests.conftest import TEST_OWNER
+from tests.fakes.anthropic_server import FakeAnthropic, Text
+from tests.fakes.server_tools import Page, Search, WebAnswer
+from tests.fakes.telegram_server import FakeTelegram
+from tests.helpers import convo, stored
+
+CHAT = 4343  # an allowed user, not the owner
+P1 = Page("https://news.example.kr/a?id=1&s=2", "서울 날씨 <속보> & 전망")
+P2 = Page("https://weather.example.com/seoul", "Seoul weather")
+P3 = Page("https://www.kma.go.kr/", "기상청")
+
+SOURCES_HTML = (
+    "<b>출처 · Sources</b>\n"
+    '1. <a href="https://news.example.kr/a?id=1&amp;s=2">서울 날씨 &lt;속보&gt; &amp; 전망</a>\n'
+    '2. <a href="https://weather.example.com/seoul">Seoul weather</a>\n'
+    '3. <a href="https://www.kma.go.kr/">기상청</a>'
+)
+
+
+def weather() -> WebAnswer:
+    return WebAnswer(
+        [Search("서울 날씨", (P1, P2)), Search("서울 미세먼지", (P3, P1))],
+        parts=[
+            ("오늘 서울은 맑고 ", []),
+            ("최고 **5도**예요", [P1.url, P2.url]),
+            (". 미세먼지는 좋음", [P3.url, P1.url]),
+            ("입니다.", []),
+        ],  # fmt: skip
+        intro="찾아볼게요.",
+        pause_after=1,  # the API pauses the long turn once: the bot sends it back and it goes on
+    )
+
+
+def server_blocks(body) -> list[str]:
+    text = json.dumps(body["messages"], ensure_ascii=False)
+    return re.findall(r"server_tool_use|web_search_tool_result|encrypted_content|encrypted_index|citations", text)
+
+
+def test_a_question_that_searches_twice_and_cites_three_pages(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot()
+    fake_anthropic.reply(weather())
+    fake_telegram.send_text(CHAT, "오늘 서울 날씨 어때?")
+    html = fake_telegram.wait_sent(CHAT)[-1]
+    print("\n--- as it reaches Telegram (HTML) ---\n" + html)
+    assert html == "찾아볼게요.\n\n오늘 서울은 맑고 최고 <b>5도</b>예요. 미세먼지는 좋음입니다.\n\n" + SOURCES_HTML
+    call = fake_telegram.calls_of("sendMessage", CHAT)[-1]
+    assert call.params.get("parse_mode") == "HTML"
+    first = fake_anthropic.requests[0]
+    kinds = [t.get("type") for t in first["tools"]]
+    assert kinds[-2:] == ["web_search_20250305", "web_fetch_20250910"]
+    assert first["tools"][-2]["user_location"]["country"] == "KR"
+    assert len(fake_anthropic.requests) == 2  # the pause_turn continuation
+    assert fake_anthropic.requests[1]["tools"] == first["tools"]  # the tools block does not move
+
+    # the transcript keeps what the user saw, and the sources as sources; nothing encrypted
+    records = stored(data_dir, CHAT)
+    answer = records[-1]
+    print("--- transcript record ---\n" + json.dumps(answer, ensure_ascii=False, indent=1))
+    assert answer["role"] == "assistant" and answer["content"] == (
+        "찾아볼게요.\n\n오늘 서울은 맑고 최고 **5도**예요. 미세먼지는 좋음입니다.\n\n**출처 · Sources**\n"
+        "1. [서울 날씨 \\<속보\\> & 전망](https://news.example.kr/a?id=1&s=2)\n"
+        "2. [Seoul weather](https://weather.example.com/seoul)\n3. [기상청](https://www.kma.go.kr/)"
+    )  # the Markdown of what the user saw
+    assert answer["sources"] == [{"title": p.title, "url": p.url} for p in (P1, P2, P3)]
+    assert answer["web"] == {"searches": 2, "fetches": 0}
+    assert "encrypted" not in json.dumps(records) and "srvtoolu" not in json.dumps(records)
+
+    # the next question in the same chat is valid: plain text history, no replayed search blocks
+    fake_anthropic.reply(Text("천만에요."))
+    fake_telegram.send_text(CHAT, "고마워")
+    assert fake_telegram.wait_sent(CHAT, 2)[-1] == "천만에요."
+    assert fake_anthropic.rejected == []
+    nxt = fake_anthropic.requests[-1]
+    assert server_blocks(nxt) == []
+    assert convo(nxt)[-2] == {"role": "assistant", "content": answer["content"]}
+    assert nxt["tools"] == first["tools"]
+
+    # /stats: two searches, priced $10 per 1,000 on top of the tokens
+    fake_telegram.send_text(CHAT, "/stats")
+    stats = fake_telegram.wait_sent(CHAT, 3)[-1]
+    print("--- /stats ---\n" + stats)
+    assert "웹 검색 2회" in stats
+    # /search still searches the chat's memory, and finds the answer with its sources
+    fake_telegram.send_text(CHAT, "/search 미세먼지")
+    found = fake_telegram.wait_sent(CHAT, 4)[-1]
+    assert "미세먼지" in found
+    assert bot.stop() == 0
+
+
+def test_a_search_error_still_answers_once_logged(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot()
+    fake_anthropic.reply(
+        WebAnswer([Search("원달러 환율", error="unavailable")], parts=[("환율은 확인하지 못했어요.", [])])
+    )
+    fake_telegram.send_text(CHAT, "오늘 환율?")
+    html = fake_telegram.wait_sent(CHAT)[-1]
+    assert html == "환율은 확인하지 못했어요.\n\n⚠️ 웹 검색을 하지 못해 검색 없이 답했어요."
+    assert bot.stop() == 0
+    assert bot.log.count("web search failed (unavailable)") == 1
+
+
+def test_over_the_daily_search_limit_answers_without_search(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot(DAILY_SEARCH_LIMIT="1")
+    fake_anthropic.reply(WebAnswer([Search("뉴스", (P2,))], parts=[("뉴스예요", [P2.url])]))
+    fake_telegram.send_text(CHAT, "뉴스?")
+    assert "Seoul weather" in fake_telegram.wait_sent(CHAT)[-1]
+    # the second question of the day: no web tools in the request, an answer all the same
+    fake_anthropic.reply(WebAnswer([Search("또 뉴스", (P3,))], parts=[("검색 없이 답해요", [])]))
+    fake_telegram.send_text(CHAT, "또 뉴스?")
+    assert fake_telegram.wait_sent(CHAT, 2)[-1] == "검색 없이 답해요"
+    kinds = [t.get("type") for t in fake_anthropic.requests[-1].get("tools", [])]
+    assert "web_search_20250305" not in kinds
+    # the owner is not limited
+    fake_anthropic.reply(WebAnswer([Search("주인 뉴스", (P3,))], parts=[("주인 답", [P3.url])]))
+    fake_telegram.send_text(TEST_OWNER, "뉴스?")
+    assert "기상청" in fake_telegram.wait_sent(TEST_OWNER)[-1]
+    assert fake_anthropic.rejected == []
+    assert bot.stop() == 0
+
+
+def test_off_and_an_organization_without_search(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    bot = start_bot(WEB_SEARCH="off")
+    fake_telegram.send_text(CHAT, "하나")
+    assert fake_telegram.wait_sent(CHAT) == ["echo: 하나"]
+    assert not any(t.get("type", "custom") != "custom" for t in fake_anthropic.requests[-1].get("tools", []))
+    assert bot.stop() == 0
+
+    fake_anthropic.web.enabled = False
+    bot = start_bot()
+    fake_telegram.send_text(CHAT, "둘")
+    assert fake_telegram.wait_sent(CHAT, 2)[-1].startswith("echo: 둘\n\n⚠️ 웹 검색을 하지 못해")
+    fake_telegram.send_text(CHAT, "셋")
+    assert fake_telegram.wait_sent(CHAT, 3)[-1] == "echo: 셋"  # not tried again: no 400 per question
+    assert len(fake_anthropic.rejected) == 1
+    assert bot.stop() == 0
+    assert bot.log.count("web search is not enabled for the organization") == 1
