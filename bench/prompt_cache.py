@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.claude.client import ClaudeModel
+from bot.claude.modelinfo import ModelCatalog
 from bot.claude.summarizer import SYSTEM_MARK, Summarizer
 from bot.core.ask import Assistant
-from bot.modelinfo import ModelCatalog
 from bot.tools.reminders import reminder_tools
-from bot.websearch import WebSearch, WebSettings
+from bot.tools.web import WebSearch, WebSettings
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import HEADINGS, Budget

@@ -32,10 +32,10 @@ from bot.claude.model import ModelError, TextCallback
 from bot.cli_render import AnswerView, Renderer, wants_rendering
 from bot.cli_render import prewarm as prewarm_renderer
 from bot.commands.facts import forget_text, memory_text, remember_text
+from bot.commands.model import model_text
 from bot.commands.reminders import pending_lines, reminders_text
 from bot.commands.search import search_text
 from bot.core.ask import Answer, Assistant, NothingToRetry, Question
-from bot.model_commands import model_text
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
 from bot.tools.reminders import is_telegram_chat

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import load_dotenv
 
 from bot.claude.pricing import Price, parse_prices
-from bot.websearch import WebConfigError, WebSettings, web_settings
+from bot.tools.web import WebConfigError, WebSettings, web_settings
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_EFFORT = "medium"
@@ -73,7 +73,7 @@ class Settings:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8080
     heartbeat_file: str = ""  # empty: no heartbeat (the Docker image sets one for its HEALTHCHECK)
-    web: WebSettings = field(default_factory=WebSettings)  # web search (bot/websearch.py)
+    web: WebSettings = field(default_factory=WebSettings)  # web search (bot/tools/web.py)
 
     @property
     def tz(self) -> ZoneInfo:

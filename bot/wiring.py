@@ -7,13 +7,13 @@ from typing import Any
 
 from bot.claude.client import ClaudeModel
 from bot.claude.model import Usage
+from bot.claude.modelinfo import ModelCatalog
 from bot.claude.summarizer import Summarizer
 from bot.config import Settings
 from bot.core.ask import Assistant, SpendSink
 from bot.core.upkeep import payer
-from bot.modelinfo import ModelCatalog
 from bot.tools.reminders import MayCreate, reminder_tools
-from bot.websearch import WebSearch, supports_web_search
+from bot.tools.web import WebSearch, supports_web_search
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget

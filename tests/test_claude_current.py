@@ -13,9 +13,9 @@ import pytest
 
 from bot.claude.client import ClaudeModel
 from bot.claude.model import ModelError
+from bot.claude.modelinfo import ModelCatalog
 from bot.claude.summarizer import Summarizer
 from bot.core.ask import Assistant
-from bot.modelinfo import ModelCatalog
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import (

@@ -6,11 +6,11 @@ import pytest
 
 from bot.claude.client import ClaudeModel
 from bot.claude.model import ModelError
+from bot.core.sources import WebTrail, storable
 from bot.core.toolloop import ToolLoop, joined_text
-from bot.sources import WebTrail, storable
 from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
-from bot.websearch import (
+from bot.tools.web import (
     WebConfigError,
     WebSearch,
     WebSettings,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
-from bot.modelinfo import ModelCatalog, ModelInfo
+from bot.claude.modelinfo import ModelCatalog, ModelInfo
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -92,7 +92,7 @@ class ClaudeModel:
     """Talks to the Anthropic Messages API (or any compatible endpoint).
 
     The request shape (effort, thinking) comes from what the Models API says about the model
-    (bot/modelinfo.py), read once and kept in ``catalog``. ``purpose`` "answer" sends the
+    (bot/claude/modelinfo.py), read once and kept in ``catalog``. ``purpose`` "answer" sends the
     configured effort and leaves thinking at the model's default; "lowest" (the summarizer)
     asks for the least thinking the model accepts.
     """

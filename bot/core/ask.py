@@ -32,15 +32,15 @@ from zoneinfo import ZoneInfo
 from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
 from bot.core.locks import ChatLocks
 from bot.core.prompt import build_system, mark_question, turn_message
+from bot.core.sources import MAX_SOURCES
 from bot.core.toolloop import ToolLoop, api_message, iso
 from bot.core.turnlog import log_turn
 from bot.core.upkeep import Upkeep
-from bot.sources import MAX_SOURCES
 from bot.texts import lang_of_text
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
-from bot.websearch import WebSearch, supports_web_search
+from bot.tools.web import WebSearch, supports_web_search
 from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
@@ -176,7 +176,7 @@ class Assistant:
         self.facts = facts or FactStore(transcript.root, now=lambda: self.now())
         self.recall = recall
         self.recall_turns = recall_turns
-        self.web = web  # web search (bot/websearch.py); None: never
+        self.web = web  # web search (bot/tools/web.py); None: never
         recalling = recall_tools(recall, timezone) if recall is not None else []
         self.toolbox = Toolbox([*fact_tools(self.facts), *recalling, *tools])
         self.on_spend = on_spend

@@ -17,10 +17,10 @@ from typing import Any
 
 from bot.claude.model import CONTEXT_FULL, Model, ModelError, Reply, TextCallback, Usage
 from bot.core.prompt import with_cache_breakpoint
-from bot.sources import WebTrail, storable, with_sources
+from bot.core.sources import WebTrail, storable, with_sources
 from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
-from bot.websearch import WebSearch, search_disabled_error
+from bot.tools.web import WebSearch, search_disabled_error
 from memory.content import api_content
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,8 @@ class ToolLoop:
             sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             tools = [*schemas, *server]
             if self.before_call is not None:
-                await self.before_call({"system": system, "messages": sent, "tools": tools, "max_tokens": self.max_tokens})
+                request = {"system": system, "messages": sent, "tools": tools}
+                await self.before_call({**request, "max_tokens": self.max_tokens})
             try:
                 reply: Reply = await self.model.complete(
                     system=system,

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.claude.modelinfo import ModelCatalog, ModelInfo
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
-from bot.modelinfo import ModelCatalog, ModelInfo
 
 
 def _stable_prefix(ctx: Context) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -137,7 +137,7 @@ def anthropic_check(ctx: Context) -> Iterator[Result]:
         return
     model = ctx.settings.anthropic_model if ctx.settings else DEFAULT_MODEL
     if ctx.settings is not None:
-        from bot.modelinfo import ModelCatalog
+        from bot.claude.modelinfo import ModelCatalog
 
         model = ModelCatalog(ctx.settings.data_dir).selected_for(model) or model  # the owner's /model choice
     yield _anthropic_check(ctx, key, model, "model")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
 from bot.doctor.net import PING, _api_message, _host
-from bot.websearch import WebSearch, WebSettings, search_disabled_error, supports_web_search
+from bot.tools.web import WebSearch, WebSettings, search_disabled_error, supports_web_search
 
 
 @check("websearch", network=True)

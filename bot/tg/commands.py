@@ -23,9 +23,9 @@ from telegram.ext import Application, ContextTypes
 
 from bot.claude.model import TextCallback
 from bot.commands.facts import forget_text, memory_text, remember_text
+from bot.commands.model import model_text
 from bot.commands.search import search_text
 from bot.core.ask import Answer, Assistant, Question
-from bot.model_commands import model_text
 from bot.texts import t
 from bot.tg import access as tg_access
 from bot.tg import documents, photos
