@@ -42,7 +42,7 @@ def test_a_strangers_flood_in_private_and_in_their_own_group_does_not_stall_the_
     assert bot.stop() == 0
     assert fake_telegram.sent(STRANGER) == [t("not_allowed", user_id=STRANGER)]  # one refusal, not 150
     assert fake_telegram.sent(STRANGERS_GROUP) == []  # nobody opened the group: silence
-    assert [r["messages"][-1]["content"] for r in fake_anthropic.requests] == ["나 왔어"]
+    assert [last_user_text(r) for r in fake_anthropic.requests] == ["나 왔어"]
     assert not (data_dir / "chats" / str(STRANGER)).exists()
 
 

@@ -7,8 +7,8 @@ from telegram import Message, PhotoSize
 
 from bot.texts import TEXTS, lang_of, t
 from bot.tg import photos
-from bot.tg.commands import MENU, menu
 from bot.tg.groups import is_for_bot, strip_mention
+from bot.tg.menu import MENU, menu
 from tests.fakes.telegram_server import BOT_ID, BOT_USERNAME, FakeTelegram
 
 GROUP = -100123

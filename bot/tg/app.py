@@ -17,7 +17,7 @@ from bot.claude.client import prewarm
 from bot.config import Settings
 from bot.core.ask import Assistant
 from bot.tg import access as tg_access
-from bot.tg import commands, handlers, reminders, webhook
+from bot.tg import commands, handlers, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter
 from bot.wiring import make_assistant
@@ -59,8 +59,8 @@ def build_application(
         assistant.web.may_search = tg_access.search_check(guard)
 
     async def menus(app: Application) -> None:
-        await commands.register_menu(app)
-        await tg_access.register_owner_menu(app)  # the owner's own menu, when an owner is known
+        await menu.register_menu(app)
+        await menu.register_owner_menu(app)  # the owner's own menu, when an owner is known
 
     async def post_init(app: Application) -> None:
         tg_access.announce_pairing(app)  # no owner yet: the pairing code, logged once
@@ -91,7 +91,7 @@ def build_application(
     )
     lanes.application = app
     lanes.on_overflow = lambda update: handlers.backlog_full(app, update)
-    app.bot_data["services"] = handlers.Services(
+    app.bot_data["services"] = replies.Services(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     app.bot_data["guard"] = guard
@@ -109,9 +109,9 @@ def build_application(
         (("reminders",), reminders.reminders_command),
         (("stats",), commands.stats_command),
         (("export",), commands.export_command),
-        (("allow",), tg_access.allow_command),
-        (("deny",), tg_access.deny_command),
-        (("users",), tg_access.users_command),
+        (("allow",), owner.allow_command),
+        (("deny",), owner.deny_command),
+        (("users",), owner.users_command),
         (("model",), commands.model_command),
     ):
         app.add_handler(CommandHandler(names, callback, filters=new))

@@ -17,9 +17,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from telegram import BotCommand, ReplyParameters, Update
+from telegram import ReplyParameters, Update
 from telegram.error import TelegramError
-from telegram.ext import Application, ContextTypes
+from telegram.ext import ContextTypes
 
 from bot.claude.model import TextCallback
 from bot.commands.facts import forget_text, memory_text, remember_text
@@ -28,37 +28,20 @@ from bot.commands.search import search_text
 from bot.core.ask import Answer, Assistant, Question
 from bot.texts import t
 from bot.tg import access as tg_access
-from bot.tg import documents, photos
+from bot.tg import documents, owner, photos
 from bot.tg.groups import is_group
-from bot.tg.handlers import admitted, check_allowed, lang_for, reply, respond, services, target_for
+from bot.tg.handlers import admitted, check_allowed, respond
 from bot.tg.render import Part, escape, html_to_text
+from bot.tg.replies import lang_for, reply, services, target_for
 from bot.tg.send import send_part
 from memory.content import display_text
 
 log = logging.getLogger(__name__)
 
-MENU = (
-    "help", "history", "summary", "search", "memory", "remember", "forget", "reminders", "reset", "retry", "stats",
-    "export",
-)  # in Telegram's menu, in this order  # fmt: skip
 HISTORY_ITEM_CHARS = 200  # each message is trimmed to this for display
 EXPORT_MAX_BYTES = 49 * 1024 * 1024  # bots may send documents up to 50 MB
 EXPORT_EVERY = timedelta(minutes=10)  # one /export per chat and person this often (it uploads up to 49 MB)
 EXPORTS_REMEMBERED = 10_000  # (chat, person) pairs kept for the export throttle, the oldest dropped first
-
-
-def menu(lang: str) -> list[BotCommand]:
-    """The command menu in ``lang``."""
-    return [BotCommand(name, t(f"cmd.{name}", lang)) for name in MENU]
-
-
-async def register_menu(app: Application) -> None:
-    """Put the commands in Telegram's menu: Korean by default, English for English-language clients."""
-    try:
-        await app.bot.set_my_commands(menu("ko"))
-        await app.bot.set_my_commands(menu("en"), language_code="en")
-    except TelegramError as e:  # the bot works without the menu
-        log.warning("could not register the command menu: %s", e)
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -238,7 +221,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if message is None:
         return
     if _argument(update).strip().lower() == "all":
-        await tg_access.stats_all(update, context)
+        await owner.stats_all(update, context)
         return
     if not await check_allowed(update, context):
         return
@@ -248,7 +231,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     covers = info.get("summary_covers")
     summary = t("stats.covers", lang, n=_number(covers)) if covers else t("stats.no_summary", lang)
     size = _size(info.get("bytes", 0))
-    usage = await tg_access.chat_usage(context, message.chat.id, lang)
+    usage = await owner.chat_usage(context, message.chat.id, lang)
     text = t("stats", lang, summary=summary, size=size, facts=_number(info.get("facts")))
     await reply(update, context, text + "\n" + usage)
 

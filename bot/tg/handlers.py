@@ -1,6 +1,6 @@
 """Telegram update handlers: small functions that hand each chat's messages to the assistant.
 
-Every turn runs under the chat's lock (``Services.chat_lock``, the Assistant's one lock map):
+Every turn runs under the chat's lock (``Services.chat_lock``, bot/tg/replies.py, the Assistant's one lock map):
 ask, stream and deliver the reply, strictly one after another per chat. The memory upkeep
 (compaction) then starts in the background, outside the lock. In groups only
 messages for the bot (a mention or a reply to it) are answered and stored, as
@@ -13,24 +13,23 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from telegram import Chat, Message, Update
+from telegram import Chat, Update
 from telegram.constants import ChatAction
 from telegram.error import TelegramError
 from telegram.ext import Application, CallbackContext, ContextTypes
 
 from bot.claude.model import ModelError, TextCallback
-from bot.config import Settings
-from bot.core.ask import Answer, Assistant, NothingToRetry, Question
-from bot.texts import error_text, lang_of, t
+from bot.core.ask import Answer, NothingToRetry, Question
+from bot.texts import error_text, t
 from bot.tg import documents, photos
+from bot.tg.access import admit, gate, guard, manager_check, within_limits
 from bot.tg.groups import is_for_bot, is_group, strip_mention
-from bot.tg.ratelimit import BestEffort
 from bot.tg.references import reference_of, thread_meta, with_reference
-from bot.tg.send import Target, send_plain
+from bot.tg.replies import lang_for, reply, reply_later, services, target_for
+from bot.tg.send import send_plain
 from bot.tg.stream import ReplyStream
 
 log = logging.getLogger(__name__)
@@ -39,73 +38,12 @@ TYPING_EVERY = 4.0  # seconds; Telegram shows "typing…" for about 5 s
 FORWARDED = "[전달된 메시지 / Forwarded message]"
 
 
-@dataclass
-class Services:
-    """What the handlers share, kept in ``application.bot_data["services"]``."""
-
-    settings: Settings
-    assistant: Assistant
-    stream_interval: float = 1.0  # seconds between two previews of an answer in one chat
-    no_drafts: set[int] = field(default_factory=set)  # chats where Telegram refused draft previews
-
-    def chat_lock(self, chat_id: int) -> AbstractAsyncContextManager[None]:
-        """Handling of one chat's messages is strictly sequential, across ask and reply."""
-        return self.assistant.lock(chat_id)
-
-
-def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
-    return context.bot_data["services"]  # type: ignore[no-any-return]
-
-
-def lang_for(update: Update) -> str:
-    """The language of the bot's own texts for the sender (Korean by default)."""
-    user = update.effective_user
-    return lang_of(user.language_code if user else None)
-
-
-def target_for(message: Message) -> Target:
-    """Replies go to the message's chat and topic; in groups they quote the message they answer."""
-    thread = message.message_thread_id if message.is_topic_message else None
-    return Target(message.chat.id, thread, message.message_id if is_group(message.chat) else None)
-
-
-async def reply(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str) -> None:
-    """Send one of the bot's own (plain) texts in answer to the update's message."""
-    message = update.effective_message
-    if message is not None:
-        await send_plain(context.bot, target_for(message), text)
-
-
-NOTICE_WAIT = 30.0  # seconds a background notice may wait for spare capacity before it is dropped
-
-
-def reply_later(update: Update, context: ContextTypes.DEFAULT_TYPE, text: str, *, spare_only: bool = True) -> None:
-    """Send one of the bot's own texts in the background: never awaited, so it holds nothing up.
-
-    ``spare_only`` (a stranger's refusal): only with spare flood capacity, dropped when there is no
-    room within NOTICE_WAIT seconds. Otherwise it takes its turn in the chat's queue like any reply.
-    """
-    message = update.effective_message
-    if message is None:
-        return
-    limit = BestEffort(max_wait=NOTICE_WAIT) if spare_only else None
-
-    async def send() -> None:
-        try:
-            await send_plain(context.bot, target_for(message), text, rate_limit_args=limit)
-        except Exception as e:  # Dropped included (a notice is worth no wait), or the bot already stopping
-            log.info("chat %s: a notice was not sent (%s)", message.chat.id, e)
-
-    context.application.create_task(send(), update=update, name="notice")
-
-
 def backlog_full(application: Application, update: object) -> None:  # type: ignore[type-arg]
     """A chat's lane is full (bot/tg/lanes.py): tell an allowed sender, once, that this message was skipped.
 
     Strangers and group chatter not for the bot hear nothing. Not awaited: the notice takes its turn
     in the chat's own queue.
     """
-    from bot.tg.access import guard  # that module builds on this one
 
     if not isinstance(update, Update):
         return
@@ -144,14 +82,12 @@ async def typing(
 
 async def check_allowed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """True if the sender may use the bot in this chat; strangers are told their id (bot/tg/access.py)."""
-    from bot.tg.access import gate  # that module builds on this one
 
     return await gate(update, context)
 
 
 async def admitted(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """True if the question may go to the model now: counted against the sender's daily limits."""
-    from bot.tg.access import admit
 
     return await admit(update, context)
 
@@ -248,7 +184,6 @@ async def respond(
 
 async def answer_question(update: Update, context: ContextTypes.DEFAULT_TYPE, question: Question) -> None:
     """Ask Claude ``question`` in this update's chat and deliver the answer (see ``respond``)."""
-    from bot.tg.access import manager_check  # that module builds on this one
 
     chat_id = update.effective_message.chat.id  # type: ignore[union-attr]
     question = replace(question, may_manage=manager_check(update, context))  # tools act with the asker's rights
@@ -271,7 +206,6 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def fetchable(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """True if a file may be downloaded now: the sender is not over today's limits (nothing counted yet)."""
-    from bot.tg.access import within_limits
 
     return await within_limits(update, context)
 

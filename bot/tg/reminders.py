@@ -42,7 +42,8 @@ from bot.commands.reminders import CANCEL_WORDS, reminders_text
 from bot.core.ask import Assistant
 from bot.texts import t
 from bot.tg.groups import is_group
-from bot.tg.handlers import check_allowed, lang_for, reply, services
+from bot.tg.handlers import check_allowed
+from bot.tg.replies import lang_for, reply, services
 from bot.tg.stream import retry_seconds
 from bot.tools.reminders import local_time, zone_label
 from memory.reminders import (
