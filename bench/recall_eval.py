@@ -55,7 +55,7 @@ from bench import recall_gen, recall_persona
 from bench.recall_speed import write_chat
 from bot.search_cli import search_json
 from memory.recall import RecallIndex
-from memory.recall.rank import Weights
+from memory.recall.tuning import Weights
 
 KS = (1, 5, 10)
 Line = tuple[str | None, int]  # (archived file name or None, 1-based line)

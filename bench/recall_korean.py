@@ -38,7 +38,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from memory.recall import RecallIndex
-from memory.recall import rank as rank_module
+from memory.recall import query as query_module
 from memory.recall import store as store_module
 from memory.recall import text as text_module
 from memory.recall.text import KOREAN_STOPWORDS, QUERY_STOPWORDS, Term
@@ -211,12 +211,12 @@ def kiwi_terms() -> tuple[Callable[[str], list[str]], Callable[[str], list[Term]
 
 @contextmanager
 def analyzer(doc: Callable[[str], list[str]], query: Callable[[str], list[Term]]) -> Iterator[None]:
-    old = store_module.doc_terms, rank_module.query_terms
-    store_module.doc_terms, rank_module.query_terms = doc, query  # type: ignore[assignment]
+    old = store_module.doc_terms, query_module.query_terms
+    store_module.doc_terms, query_module.query_terms = doc, query  # type: ignore[assignment]
     try:
         yield
     finally:
-        store_module.doc_terms, rank_module.query_terms = old  # type: ignore[assignment]
+        store_module.doc_terms, query_module.query_terms = old  # type: ignore[assignment]
 
 
 def measure(convs: list[Conv], name: str) -> dict[str, object]:

@@ -10,8 +10,8 @@ import pytest
 from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
 from memory.recall.lexicon import base
-from memory.recall.rank import Weights
 from memory.recall.text import doc_terms, query_terms
+from memory.recall.tuning import Weights
 
 SMALL_TALK = [
     "How was your week?", "Pretty busy, work has been a lot.", "Same here, I need a break.",

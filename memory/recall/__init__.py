@@ -48,9 +48,12 @@ Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``l
 forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
 ``build`` (the background builder of long histories),
 ``store`` (SQLite schema: one FTS5 table for every chat, each chat in its own range of rowids;
-incremental indexing, who said a turn), ``rank`` (BM25 candidates, on the chat's own statistics,
-re-scored with neighbouring turns, the session, dates, speaker and recency; a thorough and a
-quick effort), ``pool`` (the bounded connections), ``index`` (RecallIndex, Hit), ``block`` (the
+incremental indexing, who said a turn), ``query`` (a query read against a chat: terms, related
+terms, idf on the chat's own statistics, dates, speakers, tense), ``names`` (whom a name in a query
+means, learned from how the people greet each other), ``candidates`` (the turns worth scoring, from
+a bounded number of postings), ``rank`` (BM25 scores re-scored with neighbouring turns, the session,
+dates, speaker and recency), ``tuning`` (its weights, and a thorough and a quick effort),
+``pool`` (the bounded connections), ``index`` (RecallIndex, Hit), ``block`` (the
 related-memories block), ``verify`` (the index against the transcripts, for the doctor).
 
 Transcripts converted from elsewhere work as well: a speaker's name in ``name`` or as a

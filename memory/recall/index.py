@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory.recall import rank as ranking
+from memory.recall import tuning
 from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, IndexStatus
 from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
@@ -74,7 +75,7 @@ class Hit:
     @property
     def relevant(self) -> bool:
         """Whether this hit is good enough to be recalled without being asked for."""
-        return ranking.relevant(self.matched, self.relevance)
+        return tuning.relevant(self.matched, self.relevance)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line, "at": self.at, "role": self.role, "content": self.content}
@@ -94,7 +95,7 @@ class RecallIndex:
         data_dir: Path | str,
         *,
         path: Path | None = None,
-        weights: ranking.Weights = ranking.DEFAULT_WEIGHTS,
+        weights: tuning.Weights = tuning.DEFAULT_WEIGHTS,
         connections: int = CONNECTIONS,
         sync_budget: int | None = SYNC_BUDGET,
     ) -> None:
@@ -332,7 +333,7 @@ class RecallIndex:
         with self.builder.foreground():  # a build in progress pauses between its batches meanwhile
             if sync:
                 self.catch_up(chat)
-            return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, ranking.THOROUGH))
+            return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, tuning.THOROUGH))
 
     def _search(
         self,
@@ -342,7 +343,7 @@ class RecallIndex:
         limit: int,
         before: int | None,
         today: date | None,
-        effort: ranking.Effort,
+        effort: tuning.Effort,
     ) -> list[Hit]:
         row = chat_row(conn, chat, create=False)
         if row is None or not query or not query.strip():
@@ -377,7 +378,7 @@ class RecallIndex:
         """The automatic recall for a new message: the best ``limit`` hits that are ``relevant``.
 
         Catches up first, like ``search`` (never waiting for a build), then reads much less of the
-        index (memory.recall.rank.QUICK: fewer candidates, only turns that can be relevant, no turn
+        index (memory.recall.tuning.QUICK: fewer candidates, only turns that can be relevant, no turn
         read when none can be), so that it costs about the same at any history length.
         """
         if limit <= 0:
@@ -385,7 +386,7 @@ class RecallIndex:
         chat = check_chat_id(chat_id)
         with self.builder.foreground():
             self.catch_up(chat)
-            hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, ranking.QUICK))
+            hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, tuning.QUICK))
         return [h for h in hits if h.relevant]
 
     def chat_exists(self, chat_id: int | str) -> bool:

@@ -8,7 +8,7 @@ No model is needed for the commonest of these:
   ``bought`` -> ``buy``, ``children`` -> ``child``, ``injury`` -> ``injure``), applied to stored
   text and queries alike (memory.recall.text), so both sides meet in one index term;
 - ``related(term)``: for a query term, other terms that mean it or a kind of it, each with a
-  weight below 1 (memory.recall.rank adds them to the query at that share of their own weight):
+  weight below 1 (memory.recall.query adds them to the query at that share of their own weight):
   a general word brings its kinds (``pet`` -> dog, cat, puppy, hamster ...; ``hobby`` ->
   painting, hiking, pottery ...), a word its near-synonyms (``job`` <-> work, career; ``kid``
   <-> child, son, daughter).

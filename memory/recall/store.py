@@ -20,7 +20,7 @@ Tables:
   (``ChatRow.lo`` .. ``ChatRow.hi``) and every query on ``fts`` is bounded to it with
   ``rowid BETWEEN``, which FTS5 seeks in its doclists, so a chat's search reads no other chat's
   postings. The statistics of BM25 are the chat's own (``chats.docs`` and ``chats.terms``, and
-  document frequencies counted in its range, memory.recall.rank); FTS5's ``bm25()`` is never used
+  document frequencies counted in its range, memory.recall.query); FTS5's ``bm25()`` is never used
   (its statistics are the whole table's, and it counts a term's postings over every chat).
   One table instead of one per chat (version 2) keeps the schema, which SQLite holds in memory
   once per connection, the same size for ten chats or ten thousand.

@@ -1,0 +1,64 @@
+"""Who a name in a query stands for, when the chat's turns do not say it themselves.
+
+A query word that names a speaker says whose turns to prefer (memory.recall.query.parse). When
+the turns carry no names, or the name is a short form of one ("Andy" for Andrew), it is learned
+from how the people talk: the one greeted and thanked by that name ("Hey Mel!", "Thanks, Andy.")
+by the other, if that is how the name is mostly used, and by one of them only. Each look-up reads
+at most VOCATIVE_SAMPLE of the newest turns holding the word.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+
+from memory.recall.store import ChatRow
+from memory.recall.text import Term
+
+_VOCATIVE_LEAD = (
+    r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
+    r"sorry|dear|morning|night),?\s+)"
+)
+VOCATIVE_SAMPLE = 100
+
+
+def addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> str | None:
+    """The role of the person called ``word``, in a chat whose turns carry no names: who the
+    other one greets and thanks by that name ("Hey Mel!", "Thanks, Mel."), if that is how the
+    name is mostly used, and by one role only; else None."""
+    sql = (
+        "SELECT t.role, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
+        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NULL ORDER BY f.rowid DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
+    if len(rows) < 3:
+        return None
+    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
+    said_by = Counter(role for role, content in rows if vocative.search(content))
+    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
+        return None
+    role, n = said_by.most_common(1)[0]
+    if n < 0.85 * sum(said_by.values()):
+        return None
+    return "assistant" if role == "user" else "user"
+
+
+def speaker_called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
+    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
+    that is how the word is mostly used, and by one of them only; else None."""
+    sql = (
+        "SELECT t.speaker, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
+        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NOT NULL ORDER BY f.rowid DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
+    if len(rows) < 3:
+        return None
+    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
+    said_by = Counter(who for who, content in rows if vocative.search(content))
+    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
+        return None
+    who, n = said_by.most_common(1)[0]
+    if n < 0.85 * sum(said_by.values()) or who not in names:
+        return None
+    return next(iter(names - {who}))

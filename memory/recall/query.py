@@ -1,0 +1,162 @@
+"""A query read against one chat: its terms, their related terms and weights, dates, speakers, tense.
+
+The query's terms (memory.recall.text) and dates (memory.recall.dates). A query word that is
+the name of a speaker (a turn's ``name``, or the ``"Name: "`` it starts with; in a chat with
+no names, the name one role greets the other with: memory.recall.names) says whose turns to
+prefer and is not searched as a word. Each term brings its related terms (memory.recall.lexicon:
+"pets" -> dog, puppy, cat ...) at a share of their weight, and a turn counts only the best
+term of each such group. Each term's document frequency is counted in the chat's range of the
+index (estimated for common terms, see ``_postings``), which gives its weight (idf); the postings
+counted exactly are kept (``Stats``) for choosing the candidates (memory.recall.candidates).
+Words such as "now" or "before" say whether the query asks for the current or an earlier state.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date
+
+from memory.recall.dates import DayRange, query_dates
+from memory.recall.lexicon import related
+from memory.recall.names import addressee, speaker_called
+from memory.recall.store import ChatRow
+from memory.recall.text import Term, query_terms, word_term
+from memory.recall.tuning import DEFAULT_WEIGHTS, THOROUGH, Effort, Weights
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    terms: list[Term]  # what is searched: the query's own terms and related ones (memory.recall.lexicon)
+    idf: dict[Term, float]  # the weight of each term (a related term's at its share)
+    group: dict[Term, Term]  # each term -> the query term it stands for (a turn scores its best per group)
+    ranges: list[DayRange]
+    speakers: frozenset[str]
+    tense: int  # +1: asks for the current state ("now", "요즘"), -1: for an earlier one ("before", "전에")
+    total: float = 0.0  # the weight of a turn holding every query term: the best weight of each group, added
+    exact: dict[str, tuple[float, int]] = field(default_factory=dict)  # term text -> (weight, group number)
+    prefixes: list[tuple[str, float, int]] = field(default_factory=list)  # (prefix, weight, group number)
+
+    @classmethod
+    def make(
+        cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
+        tense: int,
+    ) -> Query:  # fmt: skip
+        numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
+        best: dict[Term, float] = {}
+        for t, w in idf.items():
+            best[group[t]] = max(best.get(group[t], 0.0), w)
+        exact = {t.text: (w, numbers[group[t]]) for t, w in idf.items() if not t.prefix}
+        prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
+        return cls(list(idf), idf, group, ranges, speakers, tense, sum(best.values()), exact, prefixes)
+
+
+_NOW = re.compile(
+    r"\b(?:now|current|currently|nowadays|these days|latest|newest|still|anymore)\b|지금|요즘|현재|최근|요새"
+)
+_BEFORE = re.compile(
+    r"\b(?:before|previous|previously|used to|originally|formerly|at first|earlier|old)\b|전에|예전|원래|처음|이전"
+)
+
+
+def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
+    """How many turns hold ``term``, and which: exact up to ``budget``, else estimated from how
+    densely it occurs among the chat's oldest turns (counting every posting of a common term would
+    cost more than the whole search). Counted inside SQLite, in rowid order from the start of the
+    chat's range (FTS5 seeks there; going backwards from its end costs more), without bringing
+    more than ``budget`` ids into Python."""
+    sql = (
+        "SELECT count(*), max(rowid), group_concat(rowid) FROM (SELECT rowid FROM fts "
+        "WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?)"
+    )
+    n, last, ids = conn.execute(sql, (term.fts(), chat.lo, chat.hi, budget + 1)).fetchone()
+    if n <= budget:
+        return Postings(n, list(map(int, ids.split(","))) if n else [])
+    lo, hi = span
+    return Postings(min(chat.docs, int(n * (hi - lo + 1) / max(last - lo + 1, 1))), None)
+
+
+_NAME_WORD = re.compile(r"(?<=\S )([A-Z][a-z]+)\b")  # a capitalised word, not the first one
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Postings:
+    df: int  # how many turns of the chat hold the term (estimated for a common term)
+    ids: list[int] | None  # which (None for a common term)
+
+
+@dataclass(slots=True)
+class Stats:
+    """What the index says about a query's terms in one chat."""
+
+    df: dict[Term, int]  # document frequency (estimated over the budget)
+    ids: dict[Term, list[int]]  # the turns holding each term, for the terms counted exactly
+    newest: int = 0  # the chat's newest turn id
+
+
+def parse(
+    conn: sqlite3.Connection,
+    chat: ChatRow,
+    text: str,
+    today: date | None,
+    weights: Weights = DEFAULT_WEIGHTS,
+    effort: Effort = THOROUGH,
+) -> tuple[Query, Stats]:
+    ranges, rest = query_dates(text, today)
+    names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
+    speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
+    for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan
+        term = word_term(word)
+        short = word.casefold()
+        if term and term not in speaker_terms and len(short) >= 3:
+            whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
+            if len(whose) == 1:
+                speaker_terms[term] = whose.pop()
+            elif not whose and len(names) == 2 and weights.speaker:
+                called = speaker_called(conn, chat, word, term, names)  # "Andy" for Andrew: how the other greets him
+                if called is not None:
+                    speaker_terms[term] = called
+    own = query_terms(rest)
+    speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
+    words = rest.split()
+    speakers |= {n for n in names if n in words or any(w.startswith(n) for w in words)}  # 민수가, 김민수는
+    if weights.speaker:
+        for word in _NAME_WORD.findall(text):
+            term = word_term(word)
+            if term and term not in speaker_terms and Term(term) in own:
+                role = addressee(conn, chat, word, term)
+                if role is not None:
+                    speaker_terms[term] = "@" + role
+                    speakers.add("@" + role)
+        own = [t for t in own if t.text not in speaker_terms] or own  # who said it, not a word to find
+    group: dict[Term, Term] = {t: t for t in own}
+    share: dict[Term, float] = {t: 1.0 for t in own}
+    if weights.expand:
+        for t in own:
+            if t.prefix:
+                continue
+            for r, w in sorted(related(t.text, word_term).items(), key=lambda x: -x[1])[: effort.max_related]:
+                rt = Term(r)
+                if rt not in group:
+                    group[rt] = t
+                    share[rt] = w * weights.expand
+    terms = list(group)
+    n = max(chat.docs, 1)
+    hi = conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
+    stats = Stats({}, {}, hi or 0)
+    if terms:
+        lo = conn.execute("SELECT min(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
+        for t in terms:
+            budget = effort.postings if group[t] == t else effort.related_postings
+            found = _postings(conn, chat, t, (lo or 0, hi or 0), budget)
+            stats.df[t] = min(found.df, n)
+            if found.ids is not None:
+                stats.ids[t] = found.ids
+    terms = [t for t in terms if stats.df[t] > 0]
+    idf = {t: share[t] * math.log(1 + (n - stats.df[t] + 0.5) / (stats.df[t] + 0.5)) for t in terms}
+    lowered = text.casefold()
+    tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
+    return Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense), stats

@@ -1,0 +1,89 @@
+"""What the ranking reads and how much each signal weighs: the knobs of memory.recall.rank.
+
+``Effort``: how much of the index one search reads (memory.recall.candidates): ``THOROUGH`` for a
+search asked for, ``QUICK`` for the automatic recall before every answer (fewer candidates, and
+only turns that can pass the threshold of ``relevant``). ``Weights``: how much each signal adds to
+a turn's own BM25 score (the formula is in memory.recall.rank). ``K1`` and ``B``: BM25's constants.
+
+The weights were chosen on bench.recall_eval (two generators, several transcript layouts,
+seeds 1-6, checked on 7-12); they sit on a plateau there (±0.1 changes recall@10 by about 1 point).
+
+``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
+automatic recall keeps only turns that are ``relevant`` (at least MIN_RELEVANCE of it, or MIN_MATCHED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.5
+# the automatic recall keeps a turn holding at least MIN_RELEVANCE of the query's term weight (idf),
+# or matched terms weighing MIN_MATCHED together (about two uncommon words, or one rare word of a
+# long message); greetings and small talk ("hi", "안녕", "thanks") have no searchable term at all
+MIN_RELEVANCE = 0.5
+MIN_MATCHED = 4.0
+
+
+def relevant(matched: float, relevance: float) -> bool:
+    """Whether a turn holding ``matched`` of the query's weight (``relevance`` of it) is recalled unasked."""
+    return matched > 0 and (relevance >= MIN_RELEVANCE or matched >= MIN_MATCHED)
+
+
+@dataclass(frozen=True, slots=True)
+class Effort:
+    """How much of the index one search reads (see memory.recall.candidates)."""
+
+    postings: int = 1_500  # postings of the rarest query terms ranked over the whole history
+    candidates: int = 100  # turns they bring
+    few: int = 40  # turns brought by each query on the common terms
+    expand: int = 30  # best candidates whose neighbours are fetched and scored
+    related_postings: int = 300  # postings of related terms ranked (the rarest first)
+    related_candidates: int = 40  # turns they bring
+    max_related: int = 64  # related terms per query term (each costs a look-up)
+    dates: int = 300  # turns brought by a date the query names
+    relevant_only: bool = False  # only turns that can be ``relevant`` (the automatic recall)
+    lengths: bool = True  # the estimate of the rare terms' best turns reads their lengths
+    neighbours: int = 6  # turns on each side read at once to find the two live ones next to a turn
+
+
+THOROUGH = Effort()
+QUICK = Effort(
+    postings=300, candidates=20, few=8, expand=5, related_postings=100, related_candidates=10, max_related=12,
+    dates=40, relevant_only=True, lengths=False, neighbours=3,
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """How much each signal adds to a turn's own BM25 score (see memory.recall.rank)."""
+
+    neighbour: float = 0.3
+    neighbour2: float = 0.3
+    session: float = 0.15
+    tense: float = 0.5
+    date: float = 1.0
+    speaker: float = 0.5
+    recency: float = 0.05
+    answer: float = 0.4  # adds this share of the own score of the question a turn answers
+    expand: float = 1.0  # share of a related word's weight (0: no query expansion)
+    duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
+
+    @classmethod
+    def bm25(cls) -> Weights:
+        """Plain BM25 over single turns (the baseline of bench.recall_eval)."""
+        return cls(
+            answer=0.0,
+            neighbour=0.0,
+            neighbour2=0.0,
+            session=0.0,
+            tense=0.0,
+            date=0.0,
+            speaker=0.0,
+            recency=0.0,
+            expand=0.0,
+            duplicate=1.0,
+        )
+
+
+DEFAULT_WEIGHTS = Weights()
