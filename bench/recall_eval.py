@@ -5,7 +5,7 @@ Two generators of long two-person conversations with questions whose evidence tu
 ``persona`` (bench/recall_persona.py: two friends telling their lives over months, in the manner
 of public long-term conversational memory benchmarks, written in several transcript layouts).
 The transcripts go into a temp DATA_DIR and every question is asked through the search code path
-of ``python -m bot search`` (bot.search_cli.search_json), with:
+of ``python -m bot search`` (bot.cli.search.search_json), with:
 
 - ``plain BM25``: Okapi BM25 over single turns, words split on non-letters, no stemming or
   stopwords (computed here, the textbook baseline);
@@ -53,7 +53,7 @@ from pathlib import Path
 
 from bench import recall_gen, recall_persona
 from bench.recall_speed import write_chat
-from bot.search_cli import search_json
+from bot.cli.search import search_json
 from memory.recall import RecallIndex
 from memory.recall.tuning import Weights
 

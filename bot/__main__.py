@@ -90,17 +90,17 @@ def _pop_log_level(args: list[str]) -> tuple[str | None, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "chat":
-        from bot import cli
+        from bot.cli import terminal
 
-        return cli.main(args[1:])
+        return terminal.main(args[1:])
     if args and args[0] == "doctor":
         from bot import doctor
 
         return doctor.main(args[1:])
     if args and args[0] == "search":
-        from bot import search_cli
+        from bot.cli import search
 
-        return search_cli.main(args[1:])
+        return search.main(args[1:])
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return 0

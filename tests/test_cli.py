@@ -11,9 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
 from bot.claude.model import FakeModel, ModelError, Reply
-from bot.cli import ChatSession, env_lang, stream_reader
+from bot.cli import chat as cli_chat
+from bot.cli import commands as cli_commands
+from bot.cli import terminal as cli_terminal
+from bot.cli import texts as cli_texts
+from bot.cli.chat import ChatSession
+from bot.cli.terminal import stream_reader
+from bot.cli.texts import env_lang
 from bot.core.ask import Assistant
 from bot.texts import error_text
 from bot.texts import t as bot_text
@@ -72,16 +77,16 @@ def test_a_conversation_and_every_command(assistant: Assistant, transcript: Tran
         "/help 명령 보기",
         "기억해 둘게요.\n",
         history,
-        cli.text("summary.none"),
+        cli_texts.text("summary.none"),
         "명령:\n  /history",
         "4719 였어요.\n",
     ]
     positions = [out.index(piece) for piece in order]
     assert positions == sorted(positions)
-    for command in cli.COMMANDS:
-        assert command in cli.text("help")
+    for command in cli_commands.COMMANDS:
+        assert command in cli_texts.text("help")
     # an unknown command gets a hint listing the commands, on stderr
-    assert err.strip() == cli.text("unknown", cmd="/bogus", commands=" ".join(cli.COMMANDS))
+    assert err.strip() == cli_texts.text("unknown", cmd="/bogus", commands=" ".join(cli_commands.COMMANDS))
 
 
 def test_end_of_input_ends_the_session(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
@@ -94,13 +99,13 @@ def test_end_of_input_ends_the_session(assistant: Assistant, transcript: Transcr
 def test_banner_says_the_conversation_continues(assistant: Assistant, transcript: Transcript):
     transcript.append("4242", [{"role": "user", "content": "텔레그램에서"}, {"role": "assistant", "content": "네"}])
     _, out, _ = run_chat(assistant, "/history", chat="4242")
-    assert "대화 4242" in out and cli.text("banner.continue", n=2) in out
+    assert "대화 4242" in out and cli_texts.text("banner.continue", n=2) in out
     assert "나: 텔레그램에서\nClaude: 네" in out
 
 
 def test_empty_history_and_slash_escape(assistant: Assistant, fake_model: FakeModel):
     _, out, _ = run_chat(assistant, "/history", "//usr 는 무슨 폴더야?")
-    assert cli.text("history.empty") in out
+    assert cli_texts.text("history.empty") in out
     assert fake_model.calls[0].last_user_text == "/usr 는 무슨 폴더야?"
 
 
@@ -140,8 +145,8 @@ def test_reset_archives_and_the_next_question_starts_fresh(
     assert rc == 0
     archived = list((transcript.dir / "archive").glob("local.*.jsonl"))
     assert len(archived) == 1
-    assert cli.text("reset.empty") in out  # the first /reset had nothing to archive
-    assert cli.text("reset.done", name=archived[0].name) in out
+    assert cli_texts.text("reset.empty") in out  # the first /reset had nothing to archive
+    assert cli_texts.text("reset.done", name=archived[0].name) in out
     assert "오래된 질문" in archived[0].read_text(encoding="utf-8")
     assert fake_model.calls[-1].messages == [{"role": "user", "content": "새 질문"}]
     assert contents(transcript) == ["새 질문", "echo: 새 질문"]
@@ -154,7 +159,7 @@ def test_retry_replaces_the_previous_answer(assistant: Assistant, transcript: Tr
     assert rc == 0
     assert [m["content"] for m in fake_model.calls[2].messages] == ["A", "a1", "B"]  # re-sent without b1
     assert [m["content"] for m in fake_model.calls[3].messages] == ["A", "a1", "B", "b2", "C"]
-    assert out.index(cli.text("retry.again")) < out.index("b2\n")
+    assert out.index(cli_texts.text("retry.again")) < out.index("b2\n")
     assert contents(transcript) == ["A", "a1", "B", "b1", "B", "b2", "C", "echo: C"]
 
 
@@ -175,20 +180,20 @@ def test_api_error_then_retry(assistant: Assistant, transcript: Transcript, fake
     rc, out, err = run_chat(assistant, "잃어버리면 안 되는 질문", "/history", "/retry")
     assert rc == 0
     # one clear line, with the retry hint
-    assert err.splitlines() == [f"{error_text('overloaded')} {cli.text('retry.hint')}"]
+    assert err.splitlines() == [f"{error_text('overloaded')} {cli_texts.text('retry.hint')}"]
     # nothing was stored by the failure (checked by the model while the retry was sent)
     assert seen_at_retry == [False]
-    assert cli.text("history.empty") in out
+    assert cli_texts.text("history.empty") in out
     # /retry sent the same question, with no history, and stored exactly one pair
     assert [c.messages for c in fake_model.calls] == [[{"role": "user", "content": "잃어버리면 안 되는 질문"}]] * 2
-    assert cli.text("retry.start", text="잃어버리면 안 되는 질문") in out
+    assert cli_texts.text("retry.start", text="잃어버리면 안 되는 질문") in out
     assert contents(transcript) == ["잃어버리면 안 되는 질문", "이번엔 됐어요."]
 
 
 def test_english_texts(assistant: Assistant, fake_model: FakeModel):
     fake_model.queue(ModelError("auth"))
     _, out, err = run_chat(assistant, "hello", "/summary", lang="en")
-    assert err.strip() == f"{error_text('auth', 'en')} {cli.text('retry.hint', 'en')}"
+    assert err.strip() == f"{error_text('auth', 'en')} {cli_texts.text('retry.hint', 'en')}"
     assert "API key" in err
     assert "No summary yet" in out and "Claude terminal chat" in out
 
@@ -216,8 +221,8 @@ def test_summary_is_shown_when_there_is_one(transcript: Transcript, fake_model: 
             return "사용자의 자물쇠 번호는 4719."
 
     _, out, _ = run_chat(WithSummary(transcript=transcript, model=fake_model), "/summary")
-    assert f"{cli.text('summary.header')}\n사용자의 자물쇠 번호는 4719." in out
-    assert cli.text("banner.summary") in out and cli.text("banner.new") not in out
+    assert f"{cli_texts.text('summary.header')}\n사용자의 자물쇠 번호는 4719." in out
+    assert cli_texts.text("banner.summary") in out and cli_texts.text("banner.new") not in out
 
 
 def test_a_failing_command_does_not_end_the_loop(transcript: Transcript, fake_model: FakeModel):
@@ -228,7 +233,7 @@ def test_a_failing_command_does_not_end_the_loop(transcript: Transcript, fake_mo
     rc, out, err = run_chat(Unreadable(transcript=transcript, model=fake_model), "/history", "/summary")
     assert rc == 0
     assert err.strip() == f"{error_text('internal')} (PermissionError)"
-    assert cli.text("summary.none") in out  # the next command still ran
+    assert cli_texts.text("summary.none") in out  # the next command still ran
 
 
 def test_an_unexpected_error_does_not_end_the_loop(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
@@ -286,10 +291,10 @@ def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
         catch_sigint=True,
     )
     assert rc == 0 and model.cancelled == 1
-    assert err.strip() == cli.text("cancelled")
+    assert err.strip() == cli_texts.text("cancelled")
     assert "부분 답…\n" in out  # the partial answer's line was ended
     # nothing was stored by the cancelled answer; /retry sent the cancelled question again
-    assert out.index(cli.text("history.empty")) < out.index("echo: 느린 질문")
+    assert out.index(cli_texts.text("history.empty")) < out.index("echo: 느린 질문")
     assert model.calls[-1].messages == [{"role": "user", "content": "느린 질문"}]
     assert contents(transcript) == ["느린 질문", "echo: 느린 질문"]
     # and Ctrl-C is back to Python's default once the answer is done
@@ -307,9 +312,9 @@ def test_ctrl_c_at_the_prompt_quits(assistant: Assistant, fake_model: FakeModel)
 
     out = io.StringIO()
     rc = ChatSession(assistant, "local", out=out, interactive=True).run(read)
-    assert rc == 0 and reads == [cli.PROMPT, cli.PROMPT]
+    assert rc == 0 and reads == [cli_chat.PROMPT, cli_chat.PROMPT]
     assert len(fake_model.calls) == 1
-    assert out.getvalue().endswith(f"echo: 하나\n\n\n{cli.text('bye')}\n")
+    assert out.getvalue().endswith(f"echo: 하나\n\n\n{cli_texts.text('bye')}\n")
 
 
 # -- main(): argv, settings, the console script -------------------------------------------
@@ -321,7 +326,7 @@ def console_script_main():
 
 def test_console_script_parses_sys_argv(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     main = console_script_main()
-    assert main is cli.main
+    assert main is cli_terminal.main
     monkeypatch.setattr(sys, "argv", ["assistant-chat", "--chat", "no spaces/please"])
     assert main() == 2
     assert "invalid chat id 'no spaces/please'" in capsys.readouterr().err
@@ -338,7 +343,7 @@ def test_main_needs_the_anthropic_key(
     monkeypatch.chdir(tmp_path)  # no .env here
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
-    assert cli.main(["--chat", "x"]) == 2
+    assert cli_terminal.main(["--chat", "x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ANTHROPIC_API_KEY is not set" in err and "TELEGRAM" not in err
 
@@ -360,7 +365,7 @@ def test_main_runs_a_session_with_the_real_client(
     other = tmp_path / "elsewhere"
     monkeypatch.setattr(sys, "stdin", io.StringIO("hello from the keyboard\n/quit\n"))
     monkeypatch.setattr(sys, "argv", ["assistant-chat", "--chat", "kbd", "--data-dir", str(other)])
-    assert cli.main() == 0
+    assert cli_terminal.main() == 0
     out = capsys.readouterr().out
     assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
     assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "hello from the keyboard"}]
@@ -414,7 +419,7 @@ def test_model_command_shows_switches_and_keeps_the_model(
     argv = ["assistant-chat", "--chat", "kbd", "--data-dir", str(data)]
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(sys, "stdin", io.StringIO("/model\n/model claude-nonexistent-9\n/model claude-opus-5-5\nhi\n"))
-    assert cli.main() == 0
+    assert cli_terminal.main() == 0
     out = capsys.readouterr().out
     assert "Current model: claude-sonnet-5-5" in out and "context: 1,000,000 tokens" in out
     assert "effort: low, medium, high, xhigh, max" in out and "claude-opus-5-5" in out
@@ -423,10 +428,10 @@ def test_model_command_shows_switches_and_keeps_the_model(
     assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5"
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("again\n"))  # a restart keeps the choice
-    assert cli.main() == 0
+    assert cli_terminal.main() == 0
     assert fake_anthropic.requests[-1]["model"] == "claude-opus-5-5" and fake_anthropic.rejected == []
     # a changed ANTHROPIC_MODEL wins over a choice made while another model was configured
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-haiku-5-5")
     monkeypatch.setattr(sys, "stdin", io.StringIO("and now\n"))
-    assert cli.main() == 0
+    assert cli_terminal.main() == 0
     assert fake_anthropic.requests[-1]["model"] == "claude-haiku-5-5"

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
 from bot.claude.summarizer import SYSTEM_MARK
+from bot.cli import chat as cli_chat
+from bot.cli import terminal as cli_terminal
+from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
@@ -156,8 +158,8 @@ def test_api_error_then_retry_in_english(cli_env, workdir: Path, data_dir: Path,
     p = run_cli(env, workdir, "a question worth keeping\n/history\n/retry\n/quit\n", "--chat", "err")
     out, err = p.stdout.decode(), p.stderr.decode()
     assert p.returncode == 0, err
-    assert err.splitlines() == [f"{error_text('overloaded', 'en')} {cli.text('retry.hint', 'en')}"]
-    assert cli.text("history.empty", "en") in out  # nothing was stored by the failure
+    assert err.splitlines() == [f"{error_text('overloaded', 'en')} {cli_texts.text('retry.hint', 'en')}"]
+    assert cli_texts.text("history.empty", "en") in out  # nothing was stored by the failure
     assert [last_user_text(r) for r in fake_anthropic.requests] == ["a question worth keeping"] * 2
     assert convo(fake_anthropic.requests[1]) == [{"role": "user", "content": "a question worth keeping"}]
     assert [m["content"] for m in stored(data_dir, "err")] == [
@@ -183,7 +185,7 @@ def test_ctrl_c_cancels_the_answer_and_quits_at_the_prompt(
     chat.send("느린 질문")
     fake_anthropic.wait_requests(1)
     chat.proc.send_signal(signal.SIGINT)
-    chat.wait_for(cli.text("cancelled"), "err")
+    chat.wait_for(cli_texts.text("cancelled"), "err")
     gate.set()
     assert chat.proc.poll() is None  # still running, back at the prompt
     chat.send("두 번째")
@@ -191,7 +193,7 @@ def test_ctrl_c_cancels_the_answer_and_quits_at_the_prompt(
     # Ctrl-C at the prompt quits. The CLI shows no prompt on a pipe, so wait for the output of a
     # command that runs nothing afterwards (no storing, no compaction): then it is back at the prompt
     chat.send("/help")
-    chat.wait_for(cli.text("help").splitlines()[-1])
+    chat.wait_for(cli_texts.text("help").splitlines()[-1])
     chat.proc.send_signal(signal.SIGINT)
     assert chat.wait(10) == 0
     assert [m["content"] for m in stored(data_dir, "sig")] == ["두 번째", "echo: 두 번째"]
@@ -372,18 +374,18 @@ def test_interactive_terminal_has_a_prompt_and_keeps_input_history(
         assert needle in seen, bytes(seen)
 
     try:
-        read_until(cli.PROMPT.encode())
+        read_until(cli_chat.PROMPT.encode())
         os.write(master, "안녕 터미널\r".encode())
         read_until("echo: 안녕 터미널".encode())
-        read_until(cli.PROMPT.encode(), count=2)  # back at the prompt
+        read_until(cli_chat.PROMPT.encode(), count=2)  # back at the prompt
         os.write(master, b"\x04")  # Ctrl-D at the prompt
         assert proc.wait(20) == 0
-        read_until(cli.text("bye").encode())
+        read_until(cli_texts.text("bye").encode())
     finally:
         if proc.poll() is None:
             proc.kill()
         os.close(master)
-    history = data_dir / cli.HISTORY_FILE
+    history = data_dir / cli_terminal.HISTORY_FILE
     assert history.stat().st_mode & 0o777 == 0o600
     assert "안녕 터미널" in history.read_text(encoding="utf-8")
     assert [m["content"] for m in stored(data_dir, "tty")] == ["안녕 터미널", "echo: 안녕 터미널"]

@@ -4,7 +4,8 @@ import io
 from datetime import UTC, datetime
 
 from bot.claude.model import FakeModel, tool_call
-from bot.cli import ChatSession, stream_reader
+from bot.cli.chat import ChatSession
+from bot.cli.terminal import stream_reader
 from bot.config import load_settings
 from bot.core.ask import Assistant
 from bot.tools import ToolContext

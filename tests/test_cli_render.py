@@ -1,4 +1,4 @@
-"""The terminal chat's answer renderer (bot/cli_render.py, cli_stream.py, cli_markdown.py), in-process.
+"""The terminal chat's answer renderer (bot/cli/render.py, stream.py, markdown.py), in-process.
 
 What it writes is fed to a terminal emulator (tests/terminal.py): the screen and the scrollback are
 what a user sees, live region included, so duplicated or lost lines would show there.
@@ -10,10 +10,12 @@ import re
 
 import pytest
 
-from bot import cli_markdown, cli_stream
 from bot.claude.model import FakeModel
-from bot.cli import ChatSession, stream_reader
-from bot.cli_render import Renderer, wants_rendering
+from bot.cli import markdown as cli_markdown
+from bot.cli import stream as cli_stream
+from bot.cli.chat import ChatSession
+from bot.cli.render import Renderer, wants_rendering
+from bot.cli.terminal import stream_reader
 from bot.core.ask import Assistant
 from tests.terminal import Term
 
@@ -300,6 +302,6 @@ def test_the_chat_starts_without_importing_rich():
     from tests.conftest import ROOT
 
     heavy = "('rich', 'pygments', 'markdown_it')"
-    code = f"import sys, bot.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
+    code = f"import sys, bot.cli.terminal; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert p.stdout.strip() == "[]"

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
+from bot.cli import chat as cli_chat
+from bot.cli import texts as cli_texts
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import FakeAnthropic, Text
 from tests.helpers import stored
@@ -92,7 +93,7 @@ class TerminalChat:
                 self.changed.wait(left)
 
     def wait_prompt(self, count: int) -> None:
-        self.wait_for(lambda raw: raw.count(cli.PROMPT.encode()) >= count, f"prompt #{count}")
+        self.wait_for(lambda raw: raw.count(cli_chat.PROMPT.encode()) >= count, f"prompt #{count}")
 
     def wait_text(self, text: str) -> None:
         self.wait_for(lambda raw: text in self._screen(raw), repr(text))
@@ -208,7 +209,7 @@ def test_ctrl_c_cancels_the_answer_and_leaves_the_terminal_usable(
         chat.wait_text("그리고 이 문단은")  # the unfinished paragraph, in the live region
         assert not chat.term().cursor_visible  # (hidden while the answer streams)
         chat.type(b"\x03")  # Ctrl-C, through the terminal
-        chat.wait_text(cli.text("cancelled"))
+        chat.wait_text(cli_texts.text("cancelled"))
         gate.set()
         chat.wait_prompt(2)
         term = chat.term()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import search_cli
+from bot.cli import search as search_cli
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 

@@ -271,7 +271,8 @@ def assistant_for(server: FakeAnthropic, data_dir, **kw):
 def test_the_terminal_shows_the_sources_under_a_streamed_answer(fake_anthropic: FakeAnthropic, data_dir):
     import io
 
-    from bot.cli import ChatSession, stream_reader
+    from bot.cli.chat import ChatSession
+    from bot.cli.terminal import stream_reader
 
     fake_anthropic.reply(two_searches())
     out = io.StringIO()

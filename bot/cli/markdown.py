@@ -1,7 +1,7 @@
-"""Rendering Markdown answers in a terminal with ``rich``: the pieces bot/cli_stream.py prints.
+"""Rendering Markdown answers in a terminal with ``rich``: the pieces bot/cli/stream.py prints.
 
 Imports rich at once: the chat imports it only when the first answer is shown (or in a background
-thread while the user types; bot/cli_render.py), so the prompt never waits for it.
+thread while the user types; bot/cli/render.py), so the prompt never waits for it.
 
 rich's Markdown, with a few choices made for chat answers: a single newline is a line break (as in
 Telegram and chat apps), links show their address, paragraphs are not padded with trailing spaces,

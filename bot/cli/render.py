@@ -1,7 +1,7 @@
 """How the terminal chat shows answers: rendered Markdown in a terminal, the raw text elsewhere.
 
 In a terminal, answers are rendered as they stream (bold, lists, headings, tables, highlighted code)
-by bot/cli_stream.py and bot/cli_markdown.py with ``rich``. A pipe, a file, ``NO_COLOR``,
+by bot/cli/stream.py and bot/cli/markdown.py with ``rich``. A pipe, a file, ``NO_COLOR``,
 ``TERM=dumb`` or ``--plain`` get the raw Markdown text as the model wrote it, so scripts keep working
 (``wants_rendering``).
 
@@ -46,7 +46,7 @@ def wants_rendering(out: TextIO, env: Mapping[str, str] | None = None, *, plain:
 
 
 def _load() -> None:
-    import bot.cli_stream  # noqa: F401  (rich, markdown-it and pygments' base)
+    import bot.cli.stream  # noqa: F401  (rich, markdown-it and pygments' base)
 
 
 def prewarm() -> threading.Thread:
@@ -76,8 +76,8 @@ class Renderer:
         self._console: Console | None = None
 
     def start(self) -> AnswerView:
-        from bot.cli_markdown import make_console
-        from bot.cli_stream import MarkdownStream
+        from bot.cli.markdown import make_console
+        from bot.cli.stream import MarkdownStream
 
         if self._console is None:
             self._console = make_console(self.out, width=self.width, height=self.height)

@@ -1,4 +1,4 @@
-"""One answer streamed into a terminal as rendered Markdown (bot/cli_markdown.py renders the pieces).
+"""One answer streamed into a terminal as rendered Markdown (bot/cli/markdown.py renders the pieces).
 
 How an answer streams without flicker and without duplicated lines in the scrollback:
 
@@ -29,7 +29,7 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from bot.cli_markdown import AnswerMarkdown, Bottom, Slot, Trimmed, code_syntax, lexer_for, parser
+from bot.cli.markdown import AnswerMarkdown, Bottom, Slot, Trimmed, code_syntax, lexer_for, parser
 
 log = logging.getLogger(__name__)
 

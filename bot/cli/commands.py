@@ -1,0 +1,116 @@
+"""The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
+/forget, /reminders, /model, /reset, /retry and /quit.
+
+``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
+'/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
+session provides the output (``say``, ``error``) and the turns (``send``, ``retry``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from bot.cli.texts import text
+from bot.commands.facts import forget_text, memory_text, remember_text
+from bot.commands.model import model_text
+from bot.commands.reminders import reminders_text
+from bot.commands.search import search_text
+from bot.tools.reminders import is_telegram_chat
+from memory.content import display_text
+
+if TYPE_CHECKING:
+    from bot.core.ask import Assistant
+    from memory.reminders import ReminderStore
+
+COMMANDS = (
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/reset",
+    "/retry", "/quit",
+)  # fmt: skip
+
+
+class SlashCommands:
+    """The slash commands of one terminal conversation; mixed into ``ChatSession``."""
+
+    assistant: Assistant
+    chat_id: str
+    lang: str
+    reminders: ReminderStore | None
+    _cancelled: str | None
+    _failed: str | None
+
+    if TYPE_CHECKING:  # provided by ChatSession
+
+        def say(self, message: str) -> None: ...
+
+        def error(self, message: str) -> None: ...
+
+        async def retry(self) -> None: ...
+
+    async def command(self, line: str) -> bool:
+        """Run the slash command ``line`` (stripped, starting with '/'); False when the session should end."""
+        command = line.split()[0].lower()
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/help":
+            self.say(text("help", self.lang))
+        elif command == "/history":
+            self.show_history()
+        elif command == "/summary":
+            self.show_summary()
+        elif command == "/search":
+            argument = line.split(maxsplit=1)[1] if " " in line else ""
+            self.say(await asyncio.to_thread(search_text, self.assistant, self.chat_id, argument, self.lang))
+        elif command == "/reminders":
+            await self.reminders_command(line.split(maxsplit=1)[1] if " " in line else "")
+        elif command in ("/memory", "/remember", "/forget"):
+            await self.facts_command(command, line.split(maxsplit=1)[1] if " " in line else "")
+        elif command == "/model":
+            argument = line.split(maxsplit=1)[1] if " " in line else ""
+            self.say(await model_text(self.assistant.model, argument, self.lang))
+        elif command == "/reset":
+            await self.reset()
+        elif command == "/retry":
+            await self.retry()
+        else:
+            self.error(text("unknown", self.lang, cmd=command, commands=" ".join(COMMANDS)))
+        return True
+
+    async def reset(self) -> None:
+        self._cancelled = self._failed = None
+        name = await self.assistant.reset(self.chat_id)
+        self.say(text("reset.done", self.lang, name=name) if name else text("reset.empty", self.lang))
+
+    async def facts_command(self, command: str, argument: str) -> None:
+        """/memory, /remember <text>, /forget <n|all> — the same texts as in Telegram."""
+        run = {"/memory": lambda: memory_text(self.assistant, self.chat_id, self.lang)}
+        run["/remember"] = lambda: remember_text(self.assistant, self.chat_id, argument, self.lang)
+        run["/forget"] = lambda: forget_text(self.assistant, self.chat_id, argument, self.lang)
+        self.say(await asyncio.to_thread(run[command]))
+
+    async def reminders_command(self, argument: str) -> None:
+        """/reminders [cancel <id>] — the same texts as in Telegram."""
+        if self.reminders is None or not is_telegram_chat(self.chat_id):
+            self.error(text("reminders.none_here", self.lang))
+            return
+        store, tz = self.reminders, self.assistant.timezone
+        self.say(await asyncio.to_thread(reminders_text, store, self.chat_id, argument, self.lang, tz))
+
+    def show_history(self) -> None:
+        messages = self.assistant.history(self.chat_id)
+        if not messages:
+            self.say(text("history.empty", self.lang))
+            return
+        lines = [text("history.header", self.lang, n=len(messages))]
+        for m in messages:
+            who = text("role.user" if m.get("role") == "user" else "role.assistant", self.lang)
+            body = display_text(m.get("content")).replace("\n", "\n    ")
+            lines.append(f"{who}: {body}")
+        self.say("\n".join(lines))
+
+    def show_summary(self) -> None:
+        summary = self.assistant.summary(self.chat_id)
+        if not summary:
+            self.say(text("summary.none", self.lang))
+            return
+        self.say(text("summary.header", self.lang) + "\n" + summary)

@@ -1,0 +1,228 @@
+"""The terminal chat as a program: ``python -m bot chat`` (or the ``assistant-chat`` console script).
+
+The command line, the settings and the wiring of one ``ChatSession`` (bot/cli/chat.py) to the
+terminal: lines from ``input()`` with readline (line editing, /command completion, a private input
+history under DATA_DIR) when the input is a terminal, else from the pipe or file; answers rendered
+when the output is a terminal (bot/cli/render.py).
+
+Start-up: neither rich nor anthropic is imported before the prompt shows; both are imported in
+background threads while the user types the first question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from bot.cli.chat import ChatSession, ReadLine
+from bot.cli.commands import COMMANDS
+from bot.cli.render import Renderer, wants_rendering
+from bot.cli.render import prewarm as prewarm_renderer
+from bot.cli.texts import env_lang
+from bot.core.ask import Assistant
+from memory.files import ensure_private_dir
+from memory.reminders import ReminderStore
+from memory.transcript import InvalidChatId, check_chat_id
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHAT = "local"
+HISTORY_FILE = ".chat_history"  # readline input history, under DATA_DIR, mode 0600
+HISTORY_LENGTH = 1000
+
+
+def stream_reader(stream: TextIO) -> ReadLine:
+    """Lines from a non-interactive stream (a pipe, a file, a StringIO); no prompt is shown."""
+
+    def read(prompt: str) -> str | None:
+        line = stream.readline()
+        if not line:
+            return None
+        return line.rstrip("\r\n")
+
+    return read
+
+
+def tty_reader() -> ReadLine:
+    """``input()`` with the prompt (line editing and history when readline is set up)."""
+
+    def read(prompt: str) -> str | None:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+
+    return read
+
+
+def setup_readline(history_path: Path | None) -> Callable[[], None]:
+    """Line editing, /command completion and input history; returns the function saving the history.
+
+    Only for a terminal: importing readline can write escape codes to stdout.
+    """
+    try:
+        import readline
+    except ImportError:  # e.g. Windows without pyreadline
+        return lambda: None
+
+    def complete(prefix: str, state: int) -> str | None:
+        options = [c for c in COMMANDS if c.startswith(prefix)] if prefix.startswith("/") else []
+        return options[state] if state < len(options) else None
+
+    readline.set_completer(complete)
+    readline.set_completer_delims(" \t\n")
+    if "libedit" in (readline.__doc__ or ""):
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
+    if history_path is None:
+        return lambda: None
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history_path)
+    readline.set_history_length(HISTORY_LENGTH)
+
+    def save() -> None:
+        try:
+            # create it private before readline writes into it
+            os.close(os.open(history_path, os.O_WRONLY | os.O_CREAT, 0o600))
+            readline.write_history_file(history_path)
+            os.chmod(history_path, 0o600)
+        except OSError as e:
+            log.warning("could not save the input history to %s: %s", history_path, e)
+
+    return save
+
+
+def _parser() -> argparse.ArgumentParser:
+    prog = "assistant-chat" if Path(sys.argv[0]).name == "assistant-chat" else "python -m bot chat"
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
+        "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
+        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /reset /retry "
+        "/quit "
+        "(also Ctrl-D, "
+        "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
+        f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
+        "LC_ALL/LC_MESSAGES/LANG names another language.",
+    )
+    parser.add_argument(
+        "--chat",
+        metavar="ID",
+        default=DEFAULT_CHAT,
+        help="the conversation to continue: a Telegram chat id (the file names in DATA_DIR/chats/) "
+        f"or any name of letters, digits, '_' and '-' (default: {DEFAULT_CHAT})",
+    )
+    parser.add_argument("--data-dir", metavar="DIR", help="where the memory lives (default: $DATA_DIR or ./data)")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="print answers as the raw Markdown text, as on a pipe (default in a terminal: rendered, "
+        "unless NO_COLOR is set or TERM=dumb)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show log messages on stderr")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bot chat [options]`` and the ``assistant-chat`` console script."""
+    try:
+        args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as e:  # --help, or a usage error (printed by argparse)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,  # one-line messages only, unless -v
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            # a terminal that cannot show some characters must not end the chat
+            stream.reconfigure(errors="replace")
+
+    from bot.config import ConfigError, load_settings
+
+    try:
+        chat_id = check_chat_id(args.chat)
+        settings = load_settings(need_telegram=False)
+    except (InvalidChatId, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.data_dir:
+        settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
+    from memory.format import FormatError, ensure_format
+
+    os.umask(0o077)  # files this process creates are private, like the bot's
+    try:
+        ensure_format(settings.data_dir)  # a newer data format than this code knows stops here
+    except (FormatError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    from bot.claude.client import prewarm
+    from bot.core.limits import Limits
+    from bot.wiring import make_assistant
+    from memory.usage import UsageLedger
+
+    # the owner at the keyboard: usage recorded (as "terminal"), never limited
+    ledger = UsageLedger(settings.data_dir)
+    reminders = ReminderStore(settings.data_dir)
+    assistant = make_assistant(
+        settings, reminders=reminders, on_spend=Limits(ledger, timezone=settings.timezone).record
+    )
+    prewarm()  # the SDK is imported while the user types the first question
+    try:
+        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain)
+    finally:
+        try:
+            ledger.close()
+        except OSError as e:
+            print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
+
+
+def _run_session(
+    assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore, *, plain: bool = False
+) -> int:
+    interactive = sys.stdin.isatty()
+    renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
+    if renderer is not None:
+        prewarm_renderer()  # rich is imported while the user types the first question
+    session = ChatSession(
+        assistant,
+        chat_id,
+        out=sys.stdout,
+        err=sys.stderr,
+        lang=env_lang(),
+        interactive=interactive,
+        catch_sigint=True,
+        reminders=reminders,
+        renderer=renderer,
+    )
+    if not interactive:
+        return session.run(stream_reader(sys.stdin))
+    history_path: Path | None = settings.data_dir / HISTORY_FILE
+    try:
+        ensure_private_dir(settings.data_dir)
+    except OSError:
+        history_path = None
+    save_history = setup_readline(history_path)
+    try:
+        return session.run(tty_reader())
+    finally:
+        save_history()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

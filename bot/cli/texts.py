@@ -1,0 +1,125 @@
+"""The terminal chat's own texts (Korean and English) and its language, taken from the locale.
+
+The texts both front ends share (errors, command answers) are in bot/texts.py; these are the ones
+only the terminal shows: the banner, /help, /history, /summary, /reset, /retry, cancelling, goodbye.
+
+Language: Korean by default; English when the locale (``LC_ALL``, ``LC_MESSAGES`` or ``LANG``,
+first one set) names another language than Korean (``C``/``POSIX`` count as unset).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from bot.texts import lang_of, lookup
+
+TEXTS: dict[str, dict[str, str]] = {
+    "banner": {
+        "ko": "Claude 터미널 채팅 · 대화 {chat} · 데이터 {data} · 모델 {model}",
+        "en": "Claude terminal chat · chat {chat} · data {data} · model {model}",
+    },
+    "banner.continue": {
+        "ko": "이전 대화를 이어서 해요 (최근 메시지 {n}개를 기억해요).",
+        "en": "Continuing the conversation ({n} recent messages in memory).",
+    },
+    "banner.new": {"ko": "새 대화예요.", "en": "A new conversation."},
+    "banner.summary": {
+        "ko": "더 오래된 대화는 요약으로 기억해요 (/summary).",
+        "en": "Older conversation is remembered as a summary (/summary).",
+    },
+    "banner.help": {
+        "ko": "/help 명령 보기 · /quit 또는 Ctrl-D 로 끝내기",
+        "en": "/help for commands · /quit or Ctrl-D to leave",
+    },
+    "help": {
+        "ko": "명령:\n"
+        "  /history   다음 질문과 함께 보낼 최근 대화 보기\n"
+        "  /summary   오래된 대화의 요약 보기\n"
+        "  /search <말>       지난 대화 전체에서 찾기\n"
+        "  /memory    기억하고 있는 사실 보기 (새 대화를 시작해도 남아요)\n"
+        "  /remember <내용>   사실 하나 기억시키기\n"
+        "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
+        "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
+        "  /model [id]        모델과 그 기능 보기, 다른 모델로 바꾸기 (재시작해도 유지)\n"
+        "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
+        "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
+        "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
+        "  /help      이 도움말\n"
+        "빈 줄은 무시해요. '/' 로 시작하는 질문은 '//' 로 시작해 보내세요. 답을 받는 중 Ctrl-C 는 그 답만 취소해요.",
+        "en": "Commands:\n"
+        "  /history   show the recent conversation sent with the next question\n"
+        "  /summary   show the summary of older conversation\n"
+        "  /search <words>    search all earlier conversations\n"
+        "  /memory    show the facts remembered about you (kept across /reset)\n"
+        "  /remember <text>   make the assistant remember a fact\n"
+        "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
+        "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
+        "  /model [id]        the model and its capabilities; switch to another (kept across restarts)\n"
+        "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
+        "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
+        "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
+        "  /help      this help\n"
+        "Empty lines are ignored. Start a question that begins with '/' with '//'. "
+        "Ctrl-C while an answer arrives cancels just that answer.",
+    },
+    "history.empty": {"ko": "(아직 대화가 없어요)", "en": "(no conversation yet)"},
+    "history.header": {
+        "ko": "다음 질문과 함께 보낼 최근 대화 (메시지 {n}개):",
+        "en": "Recent conversation sent with the next question ({n} messages):",
+    },
+    "role.user": {"ko": "나", "en": "you"},
+    "role.assistant": {"ko": "Claude", "en": "Claude"},
+    "summary.none": {
+        "ko": "아직 요약이 없어요. 대화가 길어지면 오래된 부분이 요약돼요.",
+        "en": "No summary yet. Older parts are summarized once the conversation grows.",
+    },
+    "summary.header": {"ko": "대화 요약:", "en": "Summary:"},
+    "reset.done": {
+        "ko": "새 대화를 시작해요. 이전 대화는 archive/{name} 으로 보관했어요 (지우지 않았어요).",
+        "en": "Started a new conversation. The previous one was archived as archive/{name} (nothing deleted).",
+    },
+    "reset.empty": {"ko": "이미 새 대화예요.", "en": "This is already a new conversation."},
+    "retry.start": {"ko": "↻ 다시 보내는 중: {text}", "en": "↻ Sending again: {text}"},
+    "retry.again": {"ko": "↻ 마지막 질문을 다시 보내는 중…", "en": "↻ Sending the last question again…"},
+    "retry.hint": {"ko": "(/retry 로 다시 보낼 수 있어요)", "en": "(/retry sends it again)"},
+    "cancelled": {
+        "ko": "⏹ 답을 취소했어요. /retry 로 다시 보낼 수 있어요.",
+        "en": "⏹ Answer cancelled. /retry sends it again.",
+    },
+    "interrupted": {"ko": "⏹ 중단했어요.", "en": "⏹ Interrupted."},
+    "unknown": {
+        "ko": "모르는 명령이에요: {cmd}. 명령: {commands} (/help)",
+        "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
+    },
+    "bye": {"ko": "안녕히 가세요.", "en": "Bye."},
+    # -- reminders (set here, delivered by the Telegram bot) --
+    "banner.reminders": {
+        "ko": "⏰ 예정된 알림 {n}개 (텔레그램 봇이 보내요):",
+        "en": "⏰ {n} pending reminders (the Telegram bot delivers them):",
+    },
+    "reminders.none_here": {
+        "ko": "이 대화는 텔레그램 채팅이 아니라서 알림이 없어요. 알림은 --chat <텔레그램 채팅 ID> 로 맞춰요.",
+        "en": "This conversation is not a Telegram chat, so it has no reminders; use --chat <Telegram chat id>.",
+    },
+}
+
+
+def text(key: str, lang: str = "ko", **kwargs: Any) -> str:
+    """A terminal text in ``lang`` (falls back to Korean), formatted with ``kwargs``."""
+    return lookup(TEXTS, key, lang, **kwargs)
+
+
+def env_lang(env: Mapping[str, str] | None = None) -> str:
+    """'ko' or 'en' from the locale variables; Korean unless another language is named."""
+    env = os.environ if env is None else env
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name, "").strip()
+        if value:
+            break
+    else:
+        return "ko"
+    if value.split(".")[0].split("@")[0].upper() in ("C", "POSIX"):
+        return "ko"
+    return lang_of(value)
