@@ -95,3 +95,56 @@ def test_a_reply_to_a_missing_message_is_refused_unless_allowed(fake_telegram: F
     bot_message = call(fake_telegram, "sendMessage", chat_id=CHAT, text="d")[1]["result"]["message_id"]
     assert call(fake_telegram, "sendMessage", chat_id=CHAT, text="e", **reply(bot_message))[1]["ok"]
     assert refused(fake_telegram, "sendMessage", chat_id=CHAT + 1, text="f", **reply(known))[0] == 400  # other chat
+
+
+def test_a_method_telegram_does_not_have_answers_404(fake_telegram: FakeTelegram):
+    assert refused(fake_telegram, "sendTelepathy", chat_id=CHAT, text="hi") == (404, "Not Found")
+    assert refused(fake_telegram, "getMee") == (404, "Not Found")
+    assert call(fake_telegram, "getMe")[1]["ok"]
+
+
+def test_send_chat_action_takes_only_telegrams_actions(fake_telegram: FakeTelegram):
+    assert call(fake_telegram, "sendChatAction", chat_id=CHAT, action="typing")[1] == {"ok": True, "result": True}
+    for action in ("thinking", "", None):
+        assert refused(fake_telegram, "sendChatAction", chat_id=CHAT, action=action) == (
+            400,
+            "Bad Request: wrong parameter action in request",
+        )
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("sendMessage", {"text": "hi"}),
+        ("editMessageText", {"message_id": 1000, "text": "hi"}),
+        ("sendChatAction", {"action": "typing"}),
+        ("sendMessageDraft", {"draft_id": 1, "text": "hi"}),
+        ("deleteMessage", {"message_id": 1000}),
+        ("getChatMember", {"user_id": 1}),
+    ],
+)
+def test_a_call_without_chat_id_answers_400_chat_id_is_empty(fake_telegram: FakeTelegram, method: str, extra):
+    assert refused(fake_telegram, method, **extra) == (400, "Bad Request: chat_id is empty")
+    assert refused(fake_telegram, method, chat_id="", **extra) == (400, "Bad Request: chat_id is empty")
+    assert fake_telegram.sent() == []
+
+
+def test_set_my_commands_checks_the_commands_and_keeps_the_menu_per_scope_and_language(fake_telegram: FakeTelegram):
+    menu = [{"command": "help", "description": "도움말"}]
+    assert call(fake_telegram, "setMyCommands", commands=menu)[1]["ok"]
+    english = [{"command": "help", "description": "help"}]
+    assert call(fake_telegram, "setMyCommands", commands=english, language_code="en")[1]["ok"]
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == menu
+    assert call(fake_telegram, "getMyCommands", language_code="en")[1]["result"] == english
+    for bad, why in [
+        ([{"command": "Help", "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "/help", "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "a" * 33, "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "help", "description": ""}], "BOT_COMMAND_DESCRIPTION_INVALID"),
+        ([{"command": "help", "description": "x" * 257}], "BOT_COMMAND_DESCRIPTION_INVALID"),
+        ([{"command": f"c{i}", "description": "x"} for i in range(101)], "BOT_COMMANDS_TOO_MUCH"),
+    ]:
+        assert refused(fake_telegram, "setMyCommands", commands=bad) == (400, f"Bad Request: {why}")
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == menu  # refused menus change nothing
+    assert call(fake_telegram, "deleteMyCommands")[1]["ok"]
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == []
