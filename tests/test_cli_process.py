@@ -20,6 +20,7 @@ from bot.summarizer import SYSTEM_MARK
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.fakes.http import hang_guard
 from tests.helpers import stored
 from tests.summary_helpers import memo
 
@@ -54,7 +55,7 @@ def run_cli(env: dict[str, str], cwd: Path, stdin: str, *args: str, timeout: flo
         capture_output=True,
         cwd=cwd,
         env=env,
-        timeout=timeout,
+        timeout=hang_guard(timeout),
     )
 
 
@@ -88,7 +89,7 @@ class LiveCli:
         return bytes(self.out if which == "out" else self.err).decode("utf-8", errors="replace")
 
     def wait_for(self, needle: str, which: str = "out", timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + hang_guard(timeout)
         while needle not in self.text(which):
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise AssertionError(f"{needle!r} not in {which}:\n{self.text()}\n---\n{self.text('err')}")
@@ -101,7 +102,7 @@ class LiveCli:
 
     def wait(self, timeout: float = 30) -> int:
         try:
-            rc = self.proc.wait(timeout)
+            rc = self.proc.wait(hang_guard(timeout))
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
@@ -334,7 +335,7 @@ def test_a_reader_never_sees_a_half_written_turn(
         p = run_cli(env, workdir, "".join(f"big-{i}\n" for i in range(n)), "--chat", "big")
     finally:
         stop.touch()
-        reader_out, reader_err = reader.communicate(timeout=60)
+        reader_out, reader_err = reader.communicate(timeout=hang_guard(60))
     assert p.returncode == 0, p.stderr.decode()
     assert reader.returncode == 0, reader_err.decode()
     result = json.loads(reader_out)
@@ -362,7 +363,7 @@ def test_interactive_terminal_has_a_prompt_and_keeps_input_history(
     seen = bytearray()
 
     def read_until(needle: bytes, timeout: float = 30, count: int = 1) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + hang_guard(timeout)
         while seen.count(needle) < count:
             assert time.monotonic() < deadline, f"{needle!r} not in {bytes(seen)!r}"
             try:

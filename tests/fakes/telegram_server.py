@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from tests.fakes.http import FakeHTTPServer
+from tests.fakes.http import FakeHTTPServer, hang_guard
 
 BOT_ID = 777000
 BOT_USERNAME = "memory_test_bot"
@@ -436,8 +436,9 @@ class FakeTelegram(FakeHTTPServer):
                 for c in self.calls_of("sendDocument", chat_id) if not c.params.get("_failed")]  # fmt: skip
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang."""
-        deadline = time.monotonic() + timeout
+        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang
+        (scaled by ``hang_guard``)."""
+        deadline = time.monotonic() + hang_guard(timeout)
         with self._cond:
             while True:
                 value = predicate()
