@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory.transcript import Transcript
 from memory.window import recent_window
 

@@ -71,8 +71,8 @@ def _memo(previous: str | None, messages: list[dict[str, Any]]) -> str:
 
 
 async def _work(data_dir: Path, name: str, run: int, seed: int) -> None:
-    from bot.ask import Assistant, NothingToRetry
-    from bot.model import FakeModel, ModelError, tool_call
+    from bot.claude.model import FakeModel, ModelError, tool_call
+    from bot.core.ask import Assistant, NothingToRetry
     from memory.summary import Budget
 
     rng = random.Random(seed)

@@ -28,9 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.ask import Assistant
-from bot.claude import ClaudeModel
-from bot.summarizer import SYSTEM_MARK, Summarizer
+from bot.claude.client import ClaudeModel
+from bot.claude.summarizer import SYSTEM_MARK, Summarizer
+from bot.core.ask import Assistant
 from bot.tools.reminders import reminder_tools
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore

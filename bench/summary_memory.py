@@ -29,10 +29,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.ask import Assistant
-from bot.model import FakeModel
-from bot.prompt import PERSONA, time_line
-from bot.summarizer import Summarizer
+from bot.claude.model import FakeModel
+from bot.claude.summarizer import Summarizer
+from bot.core.ask import Assistant
+from bot.core.prompt import PERSONA, time_line
 from memory.summary import HEADINGS, Budget, estimate_tokens
 from memory.transcript import Transcript
 

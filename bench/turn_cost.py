@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.recall_speed import write_chat
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory import files as memory_files
 from memory import transcript as memory_transcript
 from memory.facts import FactStore

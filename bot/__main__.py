@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 
 from bot.config import ConfigError, Settings, load_settings, log_level
-from bot.turnlog import content_enabled
+from bot.core.turnlog import content_enabled
 
 USAGE = (
     "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"

@@ -1,6 +1,6 @@
 """The terminal chat: ``python -m bot chat`` (or the ``assistant-chat`` console script).
 
-The same ``Assistant`` service (bot/ask.py) and the same files as the Telegram bot, so a
+The same ``Assistant`` service (bot/core/ask.py) and the same files as the Telegram bot, so a
 conversation can be continued at the keyboard and the assistant can be tried without Telegram.
 The chat loop never touches storage itself: it reads lines, calls the service and prints.
 
@@ -28,11 +28,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from bot.ask import Answer, Assistant, NothingToRetry, Question
-from bot.facts_commands import forget_text, memory_text, remember_text
-from bot.model import ModelError, TextCallback
-from bot.reminder_commands import pending_lines, reminders_text
-from bot.search_commands import search_text
+from bot.claude.model import ModelError, TextCallback
+from bot.commands.facts import forget_text, memory_text, remember_text
+from bot.commands.reminders import pending_lines, reminders_text
+from bot.commands.search import search_text
+from bot.core.ask import Answer, Assistant, NothingToRetry, Question
 from bot.texts import error_text, lang_of, lookup
 from bot.texts import t as bot_text
 from bot.tools.reminders import is_telegram_chat
@@ -600,8 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
-    from bot.claude import prewarm
-    from bot.limits import Limits
+    from bot.claude.client import prewarm
+    from bot.core.limits import Limits
     from bot.wiring import make_assistant
     from memory.usage import UsageLedger
 

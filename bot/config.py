@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import load_dotenv
 
-from bot.pricing import Price, parse_prices
+from bot.claude.pricing import Price, parse_prices
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TELEGRAM_BASE_URL = "https://api.telegram.org/bot"
@@ -51,11 +51,11 @@ class Settings:
     summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
     summary_timeout: float = 120.0  # seconds one background compaction may take in all
     recall_turns: int = 5  # old turns brought back automatically per question (0: automatic recall off)
-    # access and cost (bot/access.py, bot/limits.py, bot/pricing.py)
+    # access and cost (bot/core/access.py, bot/core/limits.py, bot/claude/pricing.py)
     owner_id: int | None = None  # OWNER_ID, else the first id of ALLOWED_USERS, else pairing
     daily_message_limit: int = DEFAULT_DAILY_MESSAGES  # questions a day per user but the owner (0: unlimited)
     daily_token_limit: int = DEFAULT_DAILY_TOKENS  # tokens a day per user but the owner (0: unlimited)
-    model_prices: tuple[tuple[str, Price], ...] = ()  # MODEL_PRICES overrides of bot/pricing.py
+    model_prices: tuple[tuple[str, Price], ...] = ()  # MODEL_PRICES overrides of bot/claude/pricing.py
     # operations (deploy/README.md)
     log_level: str = "INFO"
     webhook_url: str = ""  # empty: long polling

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from bot.ask import Assistant, SpendSink
-from bot.claude import ClaudeModel
+from bot.claude.client import ClaudeModel
+from bot.claude.model import Usage
+from bot.claude.summarizer import Summarizer
 from bot.config import Settings
-from bot.model import Usage
-from bot.summarizer import Summarizer
+from bot.core.ask import Assistant, SpendSink
+from bot.core.upkeep import payer
 from bot.tools.reminders import MayCreate, reminder_tools
-from bot.upkeep import payer
 from memory.recall import RecallIndex
 from memory.reminders import ReminderStore
 from memory.summary import Budget

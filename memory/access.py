@@ -11,7 +11,7 @@
 ``owner`` is set by pairing (an owner named in the configuration is not stored here);
 ``users`` and ``groups`` are added and removed by the owner; ``names`` are the Telegram names
 of allowed people as last seen, for the owner's ``/users`` list. Nobody else is ever written
-down. The policy lives in bot/access.py; this is only the file.
+down. The policy lives in bot/core/access.py; this is only the file.
 """
 
 from __future__ import annotations

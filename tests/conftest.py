@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.http import hang_guard

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.ask import Assistant
+from bot.core.ask import Assistant
 from memory.summary import HEADINGS, Budget
 from memory.transcript import Transcript
 from memory.window import content_text

@@ -1,4 +1,4 @@
-"""Access policy (bot/access.py) and its file (memory/access.py): closed by default, pairing, the owner's list."""
+"""Access policy (bot/core/access.py) and its file (memory/access.py): closed by default, pairing, the owner's list."""
 
 import json
 import os
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.access import CODE_ALPHABET, Access, Change, PairResult, Person, new_code
+from bot.core.access import CODE_ALPHABET, Access, Change, PairResult, Person, new_code
 from memory.access import AccessFileError, AccessStore
 from tests.conftest import Clock
 

@@ -3,9 +3,9 @@ import threading
 
 import pytest
 
-from bot.ask import Assistant, NothingToRetry, Question
-from bot.model import FakeModel, ModelError, tool_call
-from bot.prompt import time_line
+from bot.claude.model import FakeModel, ModelError, tool_call
+from bot.core.ask import Assistant, NothingToRetry, Question
+from bot.core.prompt import time_line
 from memory.transcript import Transcript
 from memory.turns import is_complete, split_turns
 

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from bot.ask import Assistant, NothingToRetry
-from bot.locks import ChatLocks
-from bot.model import FakeModel, ModelError
+from bot.claude.model import FakeModel, ModelError
+from bot.core.ask import Assistant, NothingToRetry
+from bot.core.locks import ChatLocks
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate
 

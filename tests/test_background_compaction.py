@@ -5,8 +5,8 @@ No clocks: the summarizer is blocked on an event the test controls, so "meanwhil
 
 import asyncio
 
-from bot.ask import Assistant, Question, Spend
-from bot.model import FakeModel, Usage
+from bot.claude.model import FakeModel, Usage
+from bot.core.ask import Assistant, Question, Spend
 from memory.summary import HEADINGS, Budget
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate
@@ -118,7 +118,7 @@ async def test_summary_usage_is_charged_to_the_user_who_caused_it(transcript: Tr
         name = "sum"
 
         async def __call__(self, previous, messages) -> str:
-            from bot.upkeep import payer
+            from bot.core.upkeep import payer
 
             owner = payer.get()
             a.spend(owner[0], owner[1], "summary", "sum", Usage(100, 10))
@@ -136,8 +136,8 @@ async def test_summary_usage_is_charged_to_the_user_who_caused_it(transcript: Tr
 
 
 async def test_the_wired_summarizer_charges_the_user_of_the_compacted_chat(fake_anthropic, monkeypatch, data_dir):
+    from bot.claude.summarizer import SYSTEM_MARK
     from bot.config import load_settings
-    from bot.summarizer import SYSTEM_MARK
     from bot.wiring import make_assistant
     from tests.fakes.anthropic_server import Text, last_user_text
 

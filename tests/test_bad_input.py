@@ -7,8 +7,8 @@ import tracemalloc
 
 import pytest
 
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory import transcript as transcript_module
 from memory.recall import RecallIndex
 from memory.transcript import Transcript

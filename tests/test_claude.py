@@ -4,8 +4,8 @@ import socket
 
 import pytest
 
-from bot.claude import ClaudeModel
-from bot.model import ModelError, Usage
+from bot.claude.client import ClaudeModel
+from bot.claude.model import ModelError, Usage
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text
 
 SYSTEM = [{"type": "text", "text": "sys"}]
@@ -96,7 +96,7 @@ async def test_the_sdk_is_loaded_off_the_event_loop(monkeypatch: pytest.MonkeyPa
     import asyncio
     import threading
 
-    import bot.claude as claude
+    import bot.claude.client as claude
 
     importing, release = threading.Event(), threading.Event()
 
@@ -119,7 +119,7 @@ async def test_the_sdk_is_loaded_off_the_event_loop(monkeypatch: pytest.MonkeyPa
 
 async def test_a_question_waits_for_the_sdk_before_calling(fake_anthropic: FakeAnthropic, monkeypatch):
     """complete() loads the SDK before its request leaves: the fake server had no request when the load ran."""
-    import bot.claude as claude
+    import bot.claude.client as claude
 
     requests_when_loaded: list[int] = []
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bot import cli
-from bot.ask import Assistant
+from bot.claude.model import FakeModel, ModelError, Reply
 from bot.cli import ChatSession, env_lang, stream_reader
-from bot.model import FakeModel, ModelError, Reply
+from bot.core.ask import Assistant
 from bot.texts import error_text
 from bot.texts import t as bot_text
 from memory.transcript import Transcript
@@ -365,7 +365,7 @@ def test_main_runs_a_session_with_the_real_client(
 
 
 def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fake_model: FakeModel):
-    from bot.model import tool_call
+    from bot.claude.model import tool_call
 
     fake_model.queue(tool_call("remember", {"text": "이름은 준"}, text="기억할게요."), "반가워요, 준!")
     rc, out, err = run_chat(

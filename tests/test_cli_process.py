@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot import cli
-from bot.summarizer import SYSTEM_MARK
+from bot.claude.summarizer import SYSTEM_MARK
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text

@@ -3,10 +3,10 @@
 import io
 from datetime import UTC, datetime
 
-from bot.ask import Assistant
+from bot.claude.model import FakeModel, tool_call
 from bot.cli import ChatSession, stream_reader
 from bot.config import load_settings
-from bot.model import FakeModel, tool_call
+from bot.core.ask import Assistant
 from bot.tools import ToolContext
 from bot.tools.reminders import reminder_tools
 from bot.wiring import make_assistant

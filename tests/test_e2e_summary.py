@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from bot.summarizer import SYSTEM_MARK
+from bot.claude.summarizer import SYSTEM_MARK
 from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.summary_helpers import memo

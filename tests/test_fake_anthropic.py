@@ -3,8 +3,8 @@
 import httpx
 import pytest
 
-from bot.claude import ClaudeModel
-from bot.model import ModelError
+from bot.claude.client import ClaudeModel
+from bot.claude.model import ModelError
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls
 from tests.fakes.prompt_cache import PromptCache, minimum_tokens
 

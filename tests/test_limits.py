@@ -1,12 +1,12 @@
-"""Daily limits and charging (bot/limits.py): days in TIMEZONE, counted at acceptance, charged to the user."""
+"""Daily limits and charging (bot/core/limits.py): days in TIMEZONE, counted at acceptance, charged to the user."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from bot.ask import Question, Spend
-from bot.limits import TERMINAL, Limits, when_text
-from bot.model import Usage
+from bot.claude.model import Usage
+from bot.core.ask import Question, Spend
+from bot.core.limits import TERMINAL, Limits, when_text
 from memory.usage import UsageLedger
 from tests.conftest import Clock
 
@@ -84,8 +84,8 @@ def test_reset_time_is_said_in_korean_time():
 async def test_answers_tool_rounds_and_summaries_are_charged_to_the_user_who_caused_them(
     fake_anthropic, monkeypatch, data_dir, clock
 ):
+    from bot.claude.summarizer import SYSTEM_MARK
     from bot.config import load_settings
-    from bot.summarizer import SYSTEM_MARK
     from bot.wiring import make_assistant
     from tests.fakes.anthropic_server import Text, ToolCalls, last_user_text
     from tests.test_background_compaction import memo

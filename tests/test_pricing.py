@@ -1,8 +1,8 @@
-"""Model prices (bot/pricing.py): longest prefix wins, overrides, cache prices, unknown models."""
+"""Model prices (bot/claude/pricing.py): longest prefix wins, overrides, cache prices, unknown models."""
 
 import pytest
 
-from bot.pricing import DEFAULT_PRICES, Price, PriceTable, parse_prices
+from bot.claude.pricing import DEFAULT_PRICES, Price, PriceTable, parse_prices
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from bot.ask import Assistant
-from bot.model import FakeModel, tool_call
-from bot.search_commands import search_text
+from bot.claude.model import FakeModel, tool_call
+from bot.commands.search import search_text
+from bot.core.ask import Assistant
 from memory.recall import RecallIndex
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.ask import Assistant, Question
-from bot.model import FakeModel, tool_call
+from bot.claude.model import FakeModel, tool_call
+from bot.core.ask import Assistant, Question
 from bot.tg.reminders import Refused, ReminderDelivery, RetryLater, transcript_recorder
 from bot.tools.reminders import reminder_tools
 from memory.reminders import CANCELLED, FAILED, SENDING, SENT, UNCONFIRMED, ReminderStore

@@ -2,8 +2,8 @@
 
 from datetime import UTC, datetime
 
-from bot.ask import Assistant, Question
-from bot.model import FakeModel, tool_call
+from bot.claude.model import FakeModel, tool_call
+from bot.core.ask import Assistant, Question
 from bot.tools import ToolContext
 from bot.tools.reminders import reminder_tools
 from memory.reminders import ReminderStore

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ask import Assistant
-from bot.model import FakeModel
+from bot.claude.model import FakeModel
+from bot.core.ask import Assistant
 from memory import files as memory_files
 from memory.summary import (
     HEADINGS,

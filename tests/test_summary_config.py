@@ -2,8 +2,8 @@
 
 import pytest
 
+from bot.claude.summarizer import Summarizer
 from bot.config import ConfigError, load_settings
-from bot.summarizer import Summarizer
 from bot.wiring import make_assistant
 from memory.summary import Budget
 

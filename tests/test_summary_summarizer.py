@@ -1,10 +1,10 @@
-"""bot/summarizer.py: the prompt's demands and exactly what the summarizer model receives."""
+"""bot/claude/summarizer.py: the prompt's demands and exactly what the summarizer model receives."""
 
 from __future__ import annotations
 
-from bot.ask import Assistant
-from bot.model import FakeModel
-from bot.summarizer import SYSTEM_MARK, Summarizer, format_messages
+from bot.claude.model import FakeModel
+from bot.claude.summarizer import SYSTEM_MARK, Summarizer, format_messages
+from bot.core.ask import Assistant
 from memory.summary import HEADINGS, Budget, memo_problems
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate

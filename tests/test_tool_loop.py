@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from bot.ask import Assistant, NothingToRetry, Question
-from bot.model import FakeModel, ModelError, Reply, tool_call
+from bot.claude.model import FakeModel, ModelError, Reply, tool_call
+from bot.core.ask import Assistant, NothingToRetry, Question
 from bot.tools import Tool, ToolResult
 from memory.content import TOOL_RESULT_MAX_CHARS, display_text
 from memory.summary import Budget

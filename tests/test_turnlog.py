@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from bot.__main__ import Redact
-from bot.ask import Assistant
-from bot.model import FakeModel, ModelError, Usage
-from bot.turnlog import format_turn
+from bot.claude.model import FakeModel, ModelError, Usage
+from bot.core.ask import Assistant
+from bot.core.turnlog import format_turn
 from tests.fakes.telegram_server import FakeTelegram
 
 QUESTION = "내 비밀번호 힌트는 고양이 이름이야"

@@ -6,7 +6,7 @@
 - ``/start <code>`` pairs the first owner while none is known (``pairing``, called by /start);
   the code was logged once at start (``announce_pairing``).
 - ``/allow``, ``/deny``, ``/users``: the owner's, in private chats and groups.
-- ``admit``: the daily limits, checked and counted when a question is accepted (bot/limits.py).
+- ``admit``: the daily limits, checked and counted when a question is accepted (bot/core/limits.py).
 - ``may_manage``: in groups ``/reset`` and ``/forget`` need the owner or a group administrator.
 """
 
@@ -22,16 +22,16 @@ from telegram import BotCommand, BotCommandScopeChat, Chat, ChatMember, Update, 
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.access import Access, Change, PairResult, Person, utc_now
-from bot.ask import Spend, SpendSink
+from bot.claude.pricing import PriceTable
+from bot.commands.usage import all_users_text, chat_usage_text
 from bot.config import ConfigError, Settings
-from bot.limits import Limits, user_key, when_text
-from bot.pricing import PriceTable
+from bot.core.access import Access, Change, PairResult, Person, utc_now
+from bot.core.ask import Spend, SpendSink
+from bot.core.limits import Limits, user_key, when_text
 from bot.texts import t
 from bot.tg.groups import is_group
 from bot.tg.handlers import lang_for, reply
 from bot.tools import ToolContext
-from bot.usage_report import all_users_text, chat_usage_text
 from memory.access import AccessFileError, AccessStore
 from memory.usage import UsageLedger
 
@@ -206,7 +206,7 @@ async def pairing(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
     """Handle ``/start <code>`` in a private chat while no owner is known; True if it was a pairing try.
 
     The right code makes the sender the owner and is used up; a wrong one gets a short refusal
-    with no hint; after too many, the sender is ignored (bot/access.py). The code itself is
+    with no hint; after too many, the sender is ignored (bot/core/access.py). The code itself is
     never logged or repeated here.
     """
     message, user = update.effective_message, update.effective_user

@@ -13,9 +13,9 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 from telegram.request import BaseRequest
 
-from bot.ask import Assistant
-from bot.claude import prewarm
+from bot.claude.client import prewarm
 from bot.config import Settings
+from bot.core.ask import Assistant
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers, reminders
 from bot.tg.ratelimit import FloodLimiter

@@ -19,10 +19,10 @@ from telegram import BotCommand, ReplyParameters, Update
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.ask import Answer, Assistant, Question
-from bot.facts_commands import forget_text, memory_text, remember_text
-from bot.model import TextCallback
-from bot.search_commands import search_text
+from bot.claude.model import TextCallback
+from bot.commands.facts import forget_text, memory_text, remember_text
+from bot.commands.search import search_text
+from bot.core.ask import Answer, Assistant, Question
 from bot.texts import t
 from bot.tg import access as tg_access
 from bot.tg import documents, photos

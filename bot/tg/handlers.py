@@ -22,9 +22,9 @@ from telegram.constants import ChatAction
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.ask import Answer, Assistant, NothingToRetry, Question
+from bot.claude.model import ModelError, TextCallback
 from bot.config import Settings
-from bot.model import ModelError, TextCallback
+from bot.core.ask import Answer, Assistant, NothingToRetry, Question
 from bot.texts import error_text, lang_of, t
 from bot.tg import documents, photos
 from bot.tg.groups import is_for_bot, is_group, strip_mention

@@ -33,8 +33,8 @@ from telegram import Update
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
-from bot.ask import Assistant
-from bot.reminder_commands import reminders_text
+from bot.commands.reminders import reminders_text
+from bot.core.ask import Assistant
 from bot.texts import t
 from bot.tg.handlers import check_allowed, lang_for, reply, services
 from bot.tg.stream import retry_seconds

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.ask import Spend
+from bot.core.ask import Spend
 from memory.usage import UsageLedger
 
 TERMINAL = "terminal"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.ask import Assistant, ChatId
+from bot.core.ask import Assistant, ChatId
 from bot.texts import t
 from memory.recall import hit_lines
 

@@ -1,7 +1,7 @@
 """The ask() service: memory in, Claude and its tools, memory out. Front ends (Telegram, terminal) call it.
 
 One object owns building the request from memory and writing the turn back:
-- the system prompt is laid out for caching (bot/prompt.py): persona and the chat's facts,
+- the system prompt is laid out for caching (bot/core/prompt.py): persona and the chat's facts,
   then the rolling summary, then a fresh time line that is never cached;
 - every message after the point the summary covers is sent verbatim as whole turns (read
   from the transcript's end); the window's trimming is only a safety net;
@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.locks import ChatLocks
-from bot.model import Model, ModelError, TextCallback, Usage
-from bot.prompt import build_system
-from bot.toolloop import ToolLoop, api_message, iso
+from bot.claude.model import Model, ModelError, TextCallback, Usage
+from bot.core.locks import ChatLocks
+from bot.core.prompt import build_system
+from bot.core.toolloop import ToolLoop, api_message, iso
+from bot.core.turnlog import log_turn
+from bot.core.upkeep import Upkeep
 from bot.tools import Tool, Toolbox, ToolContext
 from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
-from bot.turnlog import log_turn
-from bot.upkeep import Upkeep
 from memory.content import content_text
 from memory.facts import Change, Fact, FactStore
 from memory.pending import PendingStore
@@ -411,7 +411,7 @@ class Assistant:
         return system, messages, offset
 
     async def maintain(self, chat_id: ChatId, *, user_id: int | None = None, wait: bool = True) -> None:
-        """Upkeep after a reply, in the background (bot/upkeep.py): recall indexing, then compaction.
+        """Upkeep after a reply, in the background (bot/core/upkeep.py): recall indexing, then compaction.
 
         Never under the chat's lock, never raises; ``user_id`` pays for the summary. With ``wait``
         the call returns when it is done (the terminal chat, tests); the Telegram bot does not wait.

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bot.config import DEFAULT_MODEL, DEFAULT_TELEGRAM_BASE_URL
-from bot.doctor import Context, Result, check, note, ok, problem
+from bot.doctor.base import Context, Result, check, note, ok, problem
 
 PING = [{"role": "user", "content": "ping"}]
 

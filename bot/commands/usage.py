@@ -1,6 +1,6 @@
 """The usage lines of /stats (a chat, today and in total) and the owner's /stats all (per person).
 
-Read from the ledger (memory/usage.py), priced with bot/pricing.py: a model without a price is
+Read from the ledger (memory/usage.py), priced with bot/claude/pricing.py: a model without a price is
 named as "price unknown" instead of being guessed.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.limits import TERMINAL, Limits
-from bot.pricing import PriceTable
+from bot.claude.pricing import PriceTable
+from bot.core.limits import TERMINAL, Limits
 from bot.texts import t
 from memory.usage import Tally
 

@@ -12,7 +12,7 @@ import json
 import logging
 import os
 
-from bot.model import Usage
+from bot.claude.model import Usage
 
 log = logging.getLogger("bot.turn")
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.model import ModelError, Reply, TextCallback, Usage
+from bot.claude.model import ModelError, Reply, TextCallback, Usage
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -1,6 +1,6 @@
 """The model interface the assistant talks to, and a fake model for tests.
 
-``ClaudeModel`` (bot/claude.py) is the real implementation; ``FakeModel`` sits
+``ClaudeModel`` (bot/claude/client.py) is the real implementation; ``FakeModel`` sits
 beside the interface it fakes: it answers from a queue and records what it was sent.
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from bot.doctor import Context, Result, check, note, ok, problem
+from bot.doctor.base import Context, Result, check, note, ok, problem
 from memory.access import FILE_NAME as ACCESS_FILE
 from memory.access import AccessFileError, AccessStore
 from memory.usage import FILE_NAME as USAGE_FILE

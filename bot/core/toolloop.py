@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.model import Model, ModelError, Reply, TextCallback, Usage
-from bot.prompt import with_cache_breakpoint
+from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.core.prompt import with_cache_breakpoint
 from bot.tools import Toolbox, ToolContext
 from memory.content import api_content
 

@@ -1,7 +1,7 @@
 """``python -m bot doctor``: is everything in place for a start? One line per finding.
 
-Each check is a small function registered with ``@check(name)`` (see bot/doctor_checks.py
-and bot/doctor_net.py); it gets a ``Context`` and yields ``Result`` lines:
+Each check is a small function registered with ``@check(name)`` (see bot/doctor/checks.py
+and bot/doctor/net.py); it gets a ``Context`` and yields ``Result`` lines:
 
     ok       settings: TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are set and well-formed
     note     transcripts: 4242.jsonl ends in a torn line (a write cut by a crash): harmless, …
@@ -101,9 +101,9 @@ def check(name: str, *, network: bool = False, default: bool = True) -> Callable
 
 def registered() -> list[Check]:
     """All checks (importing the modules that register them)."""
-    import bot.doctor_checks  # noqa: F401
-    import bot.doctor_net  # noqa: F401
-    import bot.doctor_owner  # noqa: F401
+    import bot.doctor.checks  # noqa: F401
+    import bot.doctor.net  # noqa: F401
+    import bot.doctor.owner  # noqa: F401
 
     return list(CHECKS)
 
@@ -144,7 +144,7 @@ def make_context(
 ) -> Context:
     settings: Settings | None = None
     error: str | None = None
-    # the keys are checked on their own (bot/doctor_checks.py): stand-ins let the other settings be validated
+    # the keys are checked on their own (bot/doctor/checks.py): stand-ins let the other settings be validated
     stand_ins = {n: env.get(n, "").strip() or "missing" for n in ("TELEGRAM_BOT_TOKEN", "ANTHROPIC_API_KEY")}
     try:
         settings = load_settings({**env, **stand_ins})

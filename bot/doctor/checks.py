@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bot.doctor import Context, Result, check, note, ok, problem, skip
+from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 from memory.facts import Fact
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
 from memory.recall.verify import open_readonly

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.model import Model, Usage
+from bot.claude.model import Model, Usage
 from memory.content import display_text, shorten
 from memory.memo import HEADINGS, NOTHING
 

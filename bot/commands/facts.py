@@ -6,7 +6,7 @@ reply text in the user's language; bad input gets a clear text, never an excepti
 
 from __future__ import annotations
 
-from bot.ask import Assistant, ChatId
+from bot.core.ask import Assistant, ChatId
 from bot.texts import t
 from memory.facts import FactError, FactFileError
 
