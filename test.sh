@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Run the checks: ruff, then the whole test suite (offline). Sets up .venv on first use.
+# The tests run in parallel workers (pytest-xdist): most of their time is spent waiting (bot processes
+# starting, fake servers, timers), so there are more workers than cores, at least 4. TEST_WORKERS sets the
+# number; extra arguments go to pytest (e.g. ./test.sh tests/test_ask.py -n 0 to run in one process).
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/venv.sh
 "$VENV/bin/ruff" check .
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+workers="${TEST_WORKERS:-$(( cores > 4 ? cores : 4 ))}"
 set +e
-"$VENV/bin/python" -m pytest "$@"
+"$VENV/bin/python" -m pytest -n "$workers" --dist worksteal "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -17,6 +17,7 @@ from bot.claude.model import FakeModel
 from bot.core.ask import Assistant
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.http import hang_guard
 from tests.fakes.messages_rules import validate
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -27,6 +28,25 @@ TEST_USERS = (TEST_OWNER, *range(1, 10_000), 9_876_543_210_123)  # and a 13-digi
 """The users the bot process of the end-to-end tests lets in (``bot_env``): every id the tests write as
 (1-9999; the owner first). The access tests start the bot with ``ALLOWED_USERS=""`` to see it closed
 by default, and use ids of 10000 and more for strangers."""
+
+
+PROCESS_FIXTURES = frozenset({"start_bot", "bot_env", "cli_env"})
+"""Fixtures of the tests that start real processes (the bot, the terminal chat): the long ones."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest first: the crash suite (``slow``), then the tests that start processes, then the rest,
+    each group in its usual order. With parallel workers (./test.sh) the long tests then spread over
+    all workers from the start, and the short ones fill the gaps at the end instead of one long test
+    running alone at the end. The order of the tests changes nothing else: each is independent."""
+
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow"):
+            return 0
+        fixtures = set(getattr(item, "fixturenames", ()))
+        return 1 if fixtures & PROCESS_FIXTURES or "e2e" in item.nodeid else 2
+
+    items.sort(key=weight)  # stable: the same order in every worker
 
 
 @pytest.fixture(autouse=True)
@@ -123,7 +143,7 @@ class BotProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            rc = self.proc.wait(timeout)
+            rc = self.proc.wait(hang_guard(timeout))
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -148,7 +168,7 @@ class BotProcess:
 
     def wait_ready(self, telegram: FakeTelegram, timeout: float = 30.0) -> None:
         """Wait until the bot polls for updates (it has called getMe and getUpdates)."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + hang_guard(timeout)
         while time.monotonic() < deadline:
             if telegram.calls_of("getUpdates"):
                 return

@@ -3,10 +3,11 @@ import threading
 
 import pytest
 
-from bot.claude.model import FakeModel, ModelError
+from bot.claude.model import FakeModel, ModelError, tool_call
 from bot.core.ask import Assistant, NothingToRetry, Question
 from bot.core.prompt import time_line
 from memory.transcript import Transcript
+from memory.turns import is_complete, split_turns
 
 
 async def test_success_writes_question_and_answer_together(
@@ -19,6 +20,45 @@ async def test_success_writes_question_and_answer_together(
     assert [(m["role"], m["content"]) for m in stored] == [("user", "안녕"), ("assistant", "반가워요")]
     assert stored[1]["usage"]["output"] == answer.usage.output_tokens
     assert "at" in stored[0] and "at" in stored[1]
+
+
+class Crash(Exception):
+    """The process dies here (nothing after it runs)."""
+
+
+@pytest.mark.parametrize("with_tool", [False, True], ids=["plain", "tool round"])
+async def test_a_turn_is_one_write_so_a_crash_can_never_leave_the_question_alone(
+    assistant: Assistant, transcript: Transcript, fake_model: FakeModel, monkeypatch, with_tool: bool
+):
+    """The core promise: question and answer reach the file together, in one write and one fsync.
+    A crash injected at the turn's second write to the transcript (if there is one) must find nothing to cut."""
+    import memory.transcript as transcript_module
+
+    fake_model.queue("첫 답")
+    await assistant.ask(1, "첫 질문")
+    writes: list[bytes] = []
+    real_write = transcript_module._write_all
+
+    def write_then_crash(fd: int, data: bytes) -> None:
+        writes.append(data)
+        if len(writes) > 1:
+            raise Crash("killed between two writes of one turn")
+        real_write(fd, data)
+
+    monkeypatch.setattr(transcript_module, "_write_all", write_then_crash)
+    if with_tool:
+        fake_model.queue(tool_call("remember", {"text": "생일은 3월 14일"}), "기억했어요.")
+    else:
+        fake_model.queue("두 번째 답")
+    try:
+        await assistant.ask(1, "두 번째 질문")
+    except Crash:
+        pass
+    assert len(writes) == 1, [w.decode() for w in writes]
+    stored = [e.data for e in transcript.read(1)]
+    assert stored[2]["content"] == "두 번째 질문" and stored[-1]["role"] == "assistant"
+    assert writes[0].decode().count("\n") == len(stored) - 2  # the whole turn was that one write
+    assert all(is_complete(turn) for turn in split_turns(stored))
 
 
 async def test_failure_writes_nothing(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):

@@ -118,15 +118,16 @@ async def test_the_sdk_is_loaded_off_the_event_loop(monkeypatch: pytest.MonkeyPa
 
 
 async def test_a_question_waits_for_the_sdk_before_calling(fake_anthropic: FakeAnthropic, monkeypatch):
+    """complete() loads the SDK before its request leaves: the fake server had no request when the load ran."""
     import bot.claude.client as claude
 
-    order: list[str] = []
+    requests_when_loaded: list[int] = []
 
     async def load() -> None:
-        order.append("sdk")
+        requests_when_loaded.append(len(fake_anthropic.requests))
 
     monkeypatch.setattr(claude, "load_sdk", load)
     fake_anthropic.reply(Text("네"))
-    await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
-    order.append("answered")
-    assert order[0] == "sdk" and order[-1] == "answered"  # loaded (for the Models API, then the answer) first
+    reply = await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
+    assert reply.text == "네" and len(fake_anthropic.requests) == 1
+    assert requests_when_loaded and set(requests_when_loaded) == {0}  # (the Models API lookup loads it too)

@@ -22,6 +22,7 @@ from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.fakes.http import hang_guard
 from tests.helpers import convo, stored
 from tests.summary_helpers import memo
 
@@ -56,7 +57,7 @@ def run_cli(env: dict[str, str], cwd: Path, stdin: str, *args: str, timeout: flo
         capture_output=True,
         cwd=cwd,
         env=env,
-        timeout=timeout,
+        timeout=hang_guard(timeout),
     )
 
 
@@ -90,7 +91,7 @@ class LiveCli:
         return bytes(self.out if which == "out" else self.err).decode("utf-8", errors="replace")
 
     def wait_for(self, needle: str, which: str = "out", timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + hang_guard(timeout)
         while needle not in self.text(which):
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise AssertionError(f"{needle!r} not in {which}:\n{self.text()}\n---\n{self.text('err')}")
@@ -103,7 +104,7 @@ class LiveCli:
 
     def wait(self, timeout: float = 30) -> int:
         try:
-            rc = self.proc.wait(timeout)
+            rc = self.proc.wait(hang_guard(timeout))
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
@@ -336,7 +337,7 @@ def test_a_reader_never_sees_a_half_written_turn(
         p = run_cli(env, workdir, "".join(f"big-{i}\n" for i in range(n)), "--chat", "big")
     finally:
         stop.touch()
-        reader_out, reader_err = reader.communicate(timeout=60)
+        reader_out, reader_err = reader.communicate(timeout=hang_guard(60))
     assert p.returncode == 0, p.stderr.decode()
     assert reader.returncode == 0, reader_err.decode()
     result = json.loads(reader_out)
@@ -364,7 +365,7 @@ def test_interactive_terminal_has_a_prompt_and_keeps_input_history(
     seen = bytearray()
 
     def read_until(needle: bytes, timeout: float = 30, count: int = 1) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + hang_guard(timeout)
         while seen.count(needle) < count:
             assert time.monotonic() < deadline, f"{needle!r} not in {bytes(seen)!r}"
             try:

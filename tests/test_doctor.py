@@ -243,6 +243,47 @@ def test_malformed_keys_and_bad_settings_are_problems_without_their_values(data_
         assert secret not in text
 
 
+OTHER_KEY = "or-v1-0123456789abcdef0123"  # a key of another Messages-API-compatible service
+
+
+@pytest.mark.parametrize("base_url", ["", "https://api.anthropic.com", "api.anthropic.com/"])
+def test_a_key_not_of_anthropics_form_is_a_problem_for_anthropics_own_api(data_dir, base_url):
+    rc, lines = run_doctor(env_for(data_dir, ANTHROPIC_API_KEY=OTHER_KEY, ANTHROPIC_BASE_URL=base_url), "--offline")
+    assert rc == 1
+    (line,) = lines_of(lines, "settings")
+    assert line.startswith("problem") and "ANTHROPIC_API_KEY is not well-formed" in line
+    assert OTHER_KEY not in "\n".join(lines)
+
+
+def test_another_endpoint_may_want_another_key_form_noted_not_failed(data_dir):
+    env = env_for(data_dir, ANTHROPIC_API_KEY=OTHER_KEY, ANTHROPIC_BASE_URL="https://llm-gateway.example.com/anthropic")
+    rc, lines = run_doctor(env, "--offline")
+    assert rc == 0, lines
+    note, ok = lines_of(lines, "settings")
+    assert note.startswith("note") and "does not look like an Anthropic key" in note
+    assert "llm-gateway.example.com" in note
+    assert ok.startswith("ok") and "well-formed" not in ok
+    assert OTHER_KEY not in "\n".join(lines)
+    assert lines[-1].startswith("all well")
+
+
+def test_another_endpoint_with_its_own_key_passes_the_network_check(
+    data_dir, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+):
+    """The endpoint's answer decides: the fake API takes only this key, and the doctor finds all well."""
+    fake_anthropic.api_key = OTHER_KEY
+    env = env_for(
+        data_dir,
+        ANTHROPIC_API_KEY=OTHER_KEY,
+        TELEGRAM_BASE_URL=fake_telegram.base_url,
+        ANTHROPIC_BASE_URL=fake_anthropic.url,
+    )
+    rc, lines = run_doctor(env)
+    assert rc == 0, lines
+    assert statuses(lines, "settings") == {"note", "ok"} and statuses(lines, "anthropic") == {"ok"}
+    assert not fake_anthropic.refused
+
+
 def test_secrets_never_printed_even_when_the_services_refuse_them(
     data_dir, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):

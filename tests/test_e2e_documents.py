@@ -6,7 +6,6 @@ so a document only gets an answer when it reached Claude in a form the API accep
 
 import base64
 import json
-import time
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
@@ -153,7 +152,7 @@ def test_replies_and_quotes_carry_the_text_they_answer(
 def test_in_a_group_the_replied_message_names_its_author(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot(**FAST)
+    bot = start_bot(**FAST)
     jisoo = fake_telegram.message(
         GROUP, "금요일 저녁 7시에 회식 어때요?", chat_type="supergroup", user_id=12, first_name="Jisoo"
     )
@@ -169,7 +168,7 @@ def test_in_a_group_the_replied_message_names_its_author(
     )
     fake_telegram.push_update({"message": question})
     fake_telegram.wait_for(lambda: fake_telegram.chat_view(GROUP) == ["금요일 7시 좋네요."])
-    time.sleep(0.2)
+    bot.settle(fake_telegram)  # stopped after handling every update: what it did not do, it never does
     assert len(fake_anthropic.requests) == 1  # Jisoo's message alone was not for the bot
     expected = "> Jisoo: 금요일 저녁 7시에 회식 어때요?\n\nMinji: 이 시간 괜찮아?"
     assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": expected}]

@@ -7,13 +7,16 @@ the path of WEBHOOK_URL), while the fake Bot API records setWebhook and receives
 
 import json
 import os
+import random
 import socket
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from tests.conftest import BotProcess
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.http import hang_guard
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored
 
@@ -23,9 +26,18 @@ URL = "https://bot.example.com/tg/hook"
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port below the kernel's ephemeral range: the port the bot is told to listen on stays free
+    until it binds it, although other test workers keep opening kernel-chosen (ephemeral) ports meanwhile."""
+    ports = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    low = int(ports.read_text().split()[0]) if ports.exists() else 32768
+    for port in random.sample(range(max(1024, low - 12000), low), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port below the ephemeral range")
 
 
 def post(port: int, path: str, update: dict, secret: str | None) -> int:
@@ -44,7 +56,7 @@ def post(port: int, path: str, update: dict, secret: str | None) -> int:
 
 def wait_listening(port: int, bot: BotProcess, timeout: float = 30.0) -> None:
     """setWebhook is called before the server listens: wait until it accepts connections."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + hang_guard(timeout)
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()

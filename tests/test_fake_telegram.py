@@ -129,3 +129,56 @@ def test_code_inside_another_entity_cannot_be_parsed(fake_telegram: FakeTelegram
 def test_what_telegram_allows_to_nest_is_accepted(fake_telegram: FakeTelegram, text: str):
     status, body = call(fake_telegram, "sendMessage", chat_id=CHAT, text=text, parse_mode="HTML")
     assert status == 200 and body["ok"]
+
+
+def test_a_method_telegram_does_not_have_answers_404(fake_telegram: FakeTelegram):
+    assert refused(fake_telegram, "sendTelepathy", chat_id=CHAT, text="hi") == (404, "Not Found")
+    assert refused(fake_telegram, "getMee") == (404, "Not Found")
+    assert call(fake_telegram, "getMe")[1]["ok"]
+
+
+def test_send_chat_action_takes_only_telegrams_actions(fake_telegram: FakeTelegram):
+    assert call(fake_telegram, "sendChatAction", chat_id=CHAT, action="typing")[1] == {"ok": True, "result": True}
+    for action in ("thinking", "", None):
+        assert refused(fake_telegram, "sendChatAction", chat_id=CHAT, action=action) == (
+            400,
+            "Bad Request: wrong parameter action in request",
+        )
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("sendMessage", {"text": "hi"}),
+        ("editMessageText", {"message_id": 1000, "text": "hi"}),
+        ("sendChatAction", {"action": "typing"}),
+        ("sendMessageDraft", {"draft_id": 1, "text": "hi"}),
+        ("deleteMessage", {"message_id": 1000}),
+        ("getChatMember", {"user_id": 1}),
+    ],
+)
+def test_a_call_without_chat_id_answers_400_chat_id_is_empty(fake_telegram: FakeTelegram, method: str, extra):
+    assert refused(fake_telegram, method, **extra) == (400, "Bad Request: chat_id is empty")
+    assert refused(fake_telegram, method, chat_id="", **extra) == (400, "Bad Request: chat_id is empty")
+    assert fake_telegram.sent() == []
+
+
+def test_set_my_commands_checks_the_commands_and_keeps_the_menu_per_scope_and_language(fake_telegram: FakeTelegram):
+    menu = [{"command": "help", "description": "도움말"}]
+    assert call(fake_telegram, "setMyCommands", commands=menu)[1]["ok"]
+    english = [{"command": "help", "description": "help"}]
+    assert call(fake_telegram, "setMyCommands", commands=english, language_code="en")[1]["ok"]
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == menu
+    assert call(fake_telegram, "getMyCommands", language_code="en")[1]["result"] == english
+    for bad, why in [
+        ([{"command": "Help", "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "/help", "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "a" * 33, "description": "x"}], "BOT_COMMAND_INVALID"),
+        ([{"command": "help", "description": ""}], "BOT_COMMAND_DESCRIPTION_INVALID"),
+        ([{"command": "help", "description": "x" * 257}], "BOT_COMMAND_DESCRIPTION_INVALID"),
+        ([{"command": f"c{i}", "description": "x"} for i in range(101)], "BOT_COMMANDS_TOO_MUCH"),
+    ]:
+        assert refused(fake_telegram, "setMyCommands", commands=bad) == (400, f"Bad Request: {why}")
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == menu  # refused menus change nothing
+    assert call(fake_telegram, "deleteMyCommands")[1]["ok"]
+    assert call(fake_telegram, "getMyCommands")[1]["result"] == []

@@ -346,3 +346,28 @@ async def test_a_reminder_whose_setter_lost_access_is_held_not_sent_and_kept(tra
     await fire_due(delivery, timers, clock)
     assert len(chat.sent) == 2 and delivery.held == set()
     assert maintained == [CHAT, CHAT]  # a summary they cause is charged to the setter, not the owner
+
+
+async def test_the_start_scan_runs_even_when_the_job_queue_starts_late(data_dir, assistant: Assistant):
+    """The start-up scan is a job on python-telegram-bot's queue (APScheduler), which skips a job more
+    than a second late unless told otherwise: on a busy machine (a bot starting beside others) the scan
+    must still run, else no reminder of this process is ever delivered."""
+    import time
+
+    from telegram.ext import ApplicationBuilder
+
+    from bot.tg.reminders import install
+
+    app = ApplicationBuilder().token("123456:TEST-TOKEN-abcdefghijklmnop").build()
+    delivery = install(app, assistant, ReminderStore(data_dir), TZ)
+    assert app.job_queue is not None
+    await app.job_queue.start()
+    try:
+        time.sleep(1.5)  # the event loop is busy: the start job comes due and waits more than a second
+        for _ in range(500):  # then it runs as soon as the loop is free (a hang guard, not a time limit)
+            if delivery.started:
+                break
+            await asyncio.sleep(0.01)
+        assert delivery.started
+    finally:
+        await app.job_queue.stop(wait=False)

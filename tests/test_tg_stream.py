@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter
 
-from bot.tg.render import render
-from bot.tg.send import Target, send_markdown
+from bot.tg.render import render, render_parts
+from bot.tg.send import Target, edit_part, send_markdown
 from bot.tg.split import utf16_len
 from bot.tg.stream import ReplyStream, preview_text
 from tests.fakes.telegram_server import EntityError, parse_html
@@ -24,6 +24,7 @@ class FakeBot:
         self.calls: list[tuple[str, dict, float]] = []
         self.errors: dict[str, list[Exception | None]] = {}  # method -> per next call: raise this (None: succeed)
         self.messages: dict[int, str] = {}
+        self.markup: dict[int, list] = {}  # message id -> its entities (tag, start, end), as parsed
         self._ids = iter(range(100, 10_000))
 
     def _enter(self, method: str, **params) -> None:
@@ -43,6 +44,10 @@ class FakeBot:
             raise BadRequest("Message is too long")
         return text
 
+    @staticmethod
+    def _entities(text: str, parse_mode) -> list:
+        return parse_html(text)[1] if parse_mode == "HTML" else []
+
     async def send_message_draft(self, chat_id, draft_id, text, message_thread_id=None):
         self._enter("draft", chat_id=chat_id, draft_id=draft_id, text=text)
         assert draft_id != 0
@@ -53,6 +58,7 @@ class FakeBot:
         self._enter("send", chat_id=chat_id, text=text, parse_mode=parse_mode, reply_parameters=reply_parameters)
         mid = next(self._ids)
         self.messages[mid] = self._visible(text, parse_mode)
+        self.markup[mid] = self._entities(text, parse_mode)
         return SimpleNamespace(message_id=mid)
 
     async def edit_message_text(self, text, chat_id, message_id, parse_mode=None):
@@ -60,9 +66,10 @@ class FakeBot:
         shown = self._visible(text, parse_mode)
         if message_id not in self.messages:
             raise BadRequest("Message to edit not found")
-        if self.messages[message_id] == shown and parse_mode is None:
+        entities = self._entities(text, parse_mode)
+        if self.messages[message_id] == shown and self.markup[message_id] == entities:
             raise BadRequest("Message is not modified: specified new message content ...")
-        self.messages[message_id] = shown
+        self.messages[message_id], self.markup[message_id] = shown, entities
         return True
 
     async def delete_message(self, chat_id, message_id):
@@ -269,6 +276,31 @@ async def test_failure_in_private_chat_sends_the_notice():
     stream = ReplyStream(bot, Target(CHAT), drafts=True, interval=0.01)
     await stream.fail("⚠️ failed")
     assert [s["text"] for s in bot.of("send")] == ["⚠️ failed"] and bot.of("draft") == []
+
+
+async def test_the_stand_in_refuses_an_edit_that_changes_nothing_html_or_not():
+    """Like Telegram (and tests/fakes/telegram_server.py): same text and same entities is "not modified"."""
+    bot = FakeBot()
+    mid = (await bot.send_message(CHAT, "<b>bold</b> text", parse_mode="HTML")).message_id
+    with pytest.raises(BadRequest, match="not modified"):
+        await bot.edit_message_text("<b>bold</b> text", chat_id=CHAT, message_id=mid, parse_mode="HTML")
+    await bot.edit_message_text("bold <b>text</b>", chat_id=CHAT, message_id=mid, parse_mode="HTML")  # entities moved
+    await bot.edit_message_text("bold text", chat_id=CHAT, message_id=mid)  # entities gone
+    with pytest.raises(BadRequest, match="not modified"):
+        await bot.edit_message_text("bold text", chat_id=CHAT, message_id=mid)
+    assert bot.messages[mid] == "bold text"
+
+
+async def test_a_final_edit_telegram_finds_unchanged_counts_as_delivered():
+    """The final HTML edit of a preview that already shows it (an earlier edit landed, its answer was lost):
+    Telegram says "not modified", and nothing is sent again."""
+    bot = FakeBot()
+    (part,) = render_parts("**bold** text")
+    mid = (await bot.send_message(-100, "**bold** text")).message_id  # the plain preview
+    assert await edit_part(bot, Target(-100), mid, part, shown="**bold** text")
+    assert await edit_part(bot, Target(-100), mid, part, shown="**bold** text")  # refused: not modified
+    assert [e["parse_mode"] for e in bot.of("edit")] == ["HTML", "HTML"] and len(bot.of("send")) == 1
+    assert bot.messages == {mid: "bold text"} and bot.markup[mid] == [("b", 0, 4)]
 
 
 @pytest.mark.parametrize("n", [10, 4096, 5000, 20_000])

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 from memory.facts import Fact
@@ -39,6 +40,8 @@ def settings_check(ctx: Context) -> Iterator[Result]:
     token = ctx.env.get("TELEGRAM_BOT_TOKEN", "").strip()
     key = ctx.env.get("ANTHROPIC_API_KEY", "").strip()
     found = False
+    other_endpoint = _other_anthropic_endpoint(ctx.env.get("ANTHROPIC_BASE_URL", ""))
+    key_noted = False
     for name, value, pattern, where in (
         ("TELEGRAM_BOT_TOKEN", token, TOKEN_RE, "from @BotFather (/token shows it again), like 123456789:AAE…"),
         ("ANTHROPIC_API_KEY", key, API_KEY_RE, "from console.anthropic.com, it starts with sk-ant-"),
@@ -50,9 +53,13 @@ def settings_check(ctx: Context) -> Iterator[Result]:
             found = True
             yield problem("settings", f"{name} is still the example value from .env.example: put in yours ({where})")
         elif not pattern.match(value):
-            if name == "ANTHROPIC_API_KEY" and ctx.env.get("ANTHROPIC_BASE_URL", "").strip():
+            if name == "ANTHROPIC_API_KEY" and other_endpoint:
+                # another Messages-API-compatible endpoint has keys of its own shape: its answer decides
+                key_noted = True
                 yield note(
-                    "settings", f"{name} does not look like an Anthropic key; fine if ANTHROPIC_BASE_URL wants it"
+                    "settings",
+                    f"{name} does not look like an Anthropic key (sk-ant-…); fine if the endpoint "
+                    f"ANTHROPIC_BASE_URL points at ({other_endpoint}) uses keys of another form",
                 )
                 continue
             found = True
@@ -67,7 +74,17 @@ def settings_check(ctx: Context) -> Iterator[Result]:
         s = ctx.settings
         mode = f"webhook {s.webhook_url}" if s and s.webhook_url else "long polling"
         model = s.anthropic_model if s else "?"
-        yield ok("settings", f"TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are set and well-formed; model {model}; {mode}")
+        keys = "set (the key for that endpoint)" if key_noted else "set and well-formed"
+        yield ok("settings", f"TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are {keys}; model {model}; {mode}")
+
+
+def _other_anthropic_endpoint(base_url: str) -> str:
+    """The host of ANTHROPIC_BASE_URL when it is not Anthropic's own API (whose keys start with sk-ant-), else ""."""
+    raw = base_url.strip()
+    if not raw:
+        return ""
+    host = (urlsplit(raw if "://" in raw else f"https://{raw}").hostname or "").lower()
+    return "" if host == "anthropic.com" or host.endswith(".anthropic.com") else (host or raw)
 
 
 # -- the data directory -----------------------------------------------------------------------

@@ -426,8 +426,11 @@ def install(
     async def rescan(context: ContextTypes.DEFAULT_TYPE) -> None:
         await delivery.rescan()
 
-    job_queue.run_once(start, when=0, name="reminders-start")
-    job_queue.run_repeating(rescan, interval=RESCAN_SECONDS, first=RESCAN_SECONDS, name="reminders-rescan")
+    late_ok = {"misfire_grace_time": None}  # APScheduler skips a job over 1 s late: a busy start must not
+    job_queue.run_once(start, when=0, name="reminders-start", job_kwargs=late_ok)
+    job_queue.run_repeating(
+        rescan, interval=RESCAN_SECONDS, first=RESCAN_SECONDS, name="reminders-rescan", job_kwargs=late_ok
+    )
     return delivery
 
 

@@ -11,6 +11,9 @@ allow: nothing inside code/pre, no code/pre inside bold, italic, underline, stri
 spoiler or a link, no link in a link, no blockquote in a blockquote) and answers 400 "Bad
 Request: can't parse entities: …" otherwise; it counts the 4096 limit on the text after parsing, refuses an
 edit to the same text ("message is not modified") and drafts outside private chats.
+A method it does not implement gets Telegram's 404 "Not Found", ``sendChatAction`` an unknown action a
+400, ``setMyCommands`` a malformed command a 400, and a call without the ``chat_id`` its method needs
+400 "chat_id is empty".
 It also refuses what Telegram refuses before a method runs (``_refusal``): chats the bot
 cannot write to (``blocked_chats``: 403, ``unknown_chats``: 400 "chat not found"),
 captions over 1024 characters, and a reply to a message that does not exist unless
@@ -35,7 +38,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from tests.fakes.http import FakeHTTPServer
+from tests.fakes.http import FakeHTTPServer, hang_guard
 
 BOT_ID = 777000
 BOT_USERNAME = "memory_test_bot"
@@ -74,6 +77,19 @@ ATTACHMENTS: dict[str, dict[str, Any]] = {
     "contact": {"contact": {"phone_number": "+821012345678", "first_name": "Jisoo", "user_id": 4321}},
 }  # fmt: skip
 """Message fields of the kinds the bot cannot read, as Telegram delivers them (no text)."""
+
+
+CHAT_ACTIONS = frozenset({
+    "typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice", "upload_document",
+    "choose_sticker", "find_location", "record_video_note", "upload_video_note",
+})  # fmt: skip
+"""The actions sendChatAction accepts; any other is a 400."""
+
+CHAT_METHODS = frozenset({
+    "sendMessage", "editMessageText", "sendMessageDraft", "sendChatAction", "sendDocument", "sendPhoto",
+    "deleteMessage", "getChatMember", "getChatAdministrators", "getChat",
+})  # fmt: skip
+"""The methods that need a ``chat_id``: without one Telegram answers 400 "chat_id is empty"."""
 
 
 class EntityError(ValueError):
@@ -195,6 +211,7 @@ class FakeTelegram(FakeHTTPServer):
         self.webhook_error: str | None = None  # getWebhookInfo's last_error_message while a webhook is set
         self.flood: FloodControl | None = None  # opt-in flood control (see FloodControl below)
         self._holds: list[tuple[str, Callable[[dict[str, Any]], bool], threading.Event]] = []
+        self.commands: dict[str, list[dict[str, Any]]] = {}  # setMyCommands: (scope, language) -> the menu
 
     @property
     def base_url(self) -> str:
@@ -429,8 +446,9 @@ class FakeTelegram(FakeHTTPServer):
                 for c in self.calls_of("sendDocument", chat_id) if not c.params.get("_failed")]  # fmt: skip
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang."""
-        deadline = time.monotonic() + timeout
+        """Wait until ``predicate()`` is true (checked at every call the bot makes); ``timeout`` stops a hang
+        (scaled by ``hang_guard``)."""
+        deadline = time.monotonic() + hang_guard(timeout)
         with self._cond:
             while True:
                 value = predicate()
@@ -515,10 +533,10 @@ class FakeTelegram(FakeHTTPServer):
             if held is not None:
                 self._holds.remove(held)
         handler = getattr(self, f"api_{api_method}", None)
-        if (refused := self._refusal(params)) is not None:
-            result: Any = refused
-        elif handler is None:
-            result = True
+        if handler is None:  # Telegram answers 404 to a method it does not have
+            result: Any = (404, "Not Found")
+        elif (refused := self._refusal(api_method, params)) is not None:
+            result = refused
         else:
             result = handler(params)
         if held is not None:
@@ -584,8 +602,11 @@ class FakeTelegram(FakeHTTPServer):
         with self._cond:
             return message_id in self.bot_messages.get(chat_id, {}) or message_id in self.user_messages.get(chat_id, ())
 
-    def _refusal(self, p: dict[str, Any]) -> tuple[int, str] | None:
+    def _refusal(self, method: str, p: dict[str, Any]) -> tuple[int, str] | None:
         """(code, description) when Telegram would refuse the call whatever the method, else None."""
+        if method in CHAT_METHODS and p.get("chat_id") in (None, ""):
+            if not (method == "editMessageText" and p.get("inline_message_id")):
+                return 400, "Bad Request: chat_id is empty"
         try:
             chat_id = int(p["chat_id"]) if "chat_id" in p else None
         except (TypeError, ValueError):
@@ -767,6 +788,10 @@ class FakeTelegram(FakeHTTPServer):
             p, self._bot_message(p, document={"file_id": "doc1", "file_unique_id": "doc1u", "file_name": name}), None
         )
 
+    def api_sendPhoto(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        photo = [{"file_id": "pho1", "file_unique_id": "pho1u", "width": 90, "height": 90}]
+        return self._remember(p, self._bot_message(p, photo=photo), None)
+
     def api_getFile(self, p: dict[str, Any]) -> Any:  # noqa: N802
         file_id = str(p["file_id"])
         if file_id not in self.files:
@@ -778,8 +803,40 @@ class FakeTelegram(FakeHTTPServer):
             "file_path": file_id,
         }
 
+    def api_sendChatAction(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        if str(p.get("action") or "").strip().lower() not in CHAT_ACTIONS:
+            return 400, "Bad Request: wrong parameter action in request"
+        return True
+
+    @staticmethod
+    def _commands_key(p: dict[str, Any]) -> str:
+        scope = p.get("scope") or {"type": "default"}
+        return json.dumps([scope, p.get("language_code") or ""], sort_keys=True)
+
+    def api_setMyCommands(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        """Like Telegram: at most 100 commands, each 1-32 of a-z 0-9 _ with a 1-256 character description."""
+        commands = p.get("commands")
+        if not isinstance(commands, list):
+            return 400, "Bad Request: can't parse commands JSON object"
+        if len(commands) > 100:
+            return 400, "Bad Request: BOT_COMMANDS_TOO_MUCH"
+        for c in commands:
+            if not isinstance(c, dict) or not re.fullmatch(r"[a-z0-9_]{1,32}", str(c.get("command") or "")):
+                return 400, "Bad Request: BOT_COMMAND_INVALID"
+            if not 1 <= len(str(c.get("description") or "").strip()) <= 256:
+                return 400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID"
+        with self._cond:
+            self.commands[self._commands_key(p)] = [dict(c) for c in commands]
+        return True
+
+    def api_deleteMyCommands(self, p: dict[str, Any]) -> Any:  # noqa: N802
+        with self._cond:
+            self.commands.pop(self._commands_key(p), None)
+        return True
+
     def api_getMyCommands(self, p: dict[str, Any]) -> Any:  # noqa: N802
-        return []
+        with self._cond:
+            return list(self.commands.get(self._commands_key(p), []))
 
     def _member(self, chat_id: int, user_id: int, status: str) -> dict[str, Any]:
         """A ChatMember object with the fields Telegram always sends for ``status``."""
