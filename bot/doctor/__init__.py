@@ -35,6 +35,7 @@ from bot.doctor.base import CHECKS, PROBLEM, Check, Context, Result, check, note
 def registered() -> list[Check]:
     """All checks (importing the modules that register them)."""
     import bot.doctor.checks  # noqa: F401
+    import bot.doctor.files  # noqa: F401
     import bot.doctor.model  # noqa: F401
     import bot.doctor.net  # noqa: F401
     import bot.doctor.owner  # noqa: F401
