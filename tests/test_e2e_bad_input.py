@@ -5,7 +5,7 @@ import json
 import resource
 from pathlib import Path
 
-from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import ATTACHMENTS, FakeTelegram
 from tests.helpers import convo
 
@@ -142,7 +142,12 @@ def test_a_full_disk_the_user_gets_the_answer_and_is_told_it_was_not_saved(
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     bot = start_bot(preexec=full_disk, RECALL_TURNS="0", **FAST)
-    fake_anthropic.reply("꽤 긴 답이에요. " * 300, "Another long answer. " * 300)  # neither fits any more
+    answers = {"질문 하나": "꽤 긴 답이에요. " * 300, "또 질문": "Another long answer. " * 300}  # neither fits any more
+
+    def by_question(body):  # the background summary of the long chat may call the model between the questions
+        return Text(answers.get(last_user_text(body), f"echo: {last_user_text(body)}"))
+
+    fake_anthropic.default = by_question
     fake_telegram.send_text(121, "질문 하나")
     seen = fake_telegram.wait_visible(121, 2)
     assert seen[0].startswith("꽤 긴 답이에요.")  # the answer itself
