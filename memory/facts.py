@@ -10,8 +10,9 @@ Ids are short numbers as strings, never reused, so "fact 3" means the same fact 
 long as it exists. A changed fact replaces the old one under the same id (never two
 contradicting versions). Facts belong to the chat, not to a conversation: /reset keeps
 them; /forget all renames the file into ``chats/archive/`` (nothing is deleted). A fact forgotten
-or replaced one by one is appended first to ``chats/archive/<chat_id>.facts-removed.jsonl`` (with
-when and why), so nothing is lost there either.
+or replaced one by one is appended first to ``chats/archive/facts/<chat_id>.removed.jsonl`` (with
+when and why), so nothing is lost there either. (A folder of its own: the archived transcripts beside it
+are ``chats/archive/<chat_id>.*.jsonl``, which recall and the doctor read as conversations.)
 
 A group's facts go into every request made there, whoever asks: they have a smaller budget
 (``GROUP_MAX_FACTS`` facts, ``GROUP_MAX_TOTAL_CHARS`` characters in all) than a private chat's.
@@ -148,11 +149,11 @@ class FactStore:
                 )
 
     def removed_path(self, chat_id: int | str) -> Path:
-        return self.dir / "archive" / f"{check_chat_id(chat_id)}.facts-removed.jsonl"
+        return self.dir / "archive" / "facts" / f"{check_chat_id(chat_id)}.removed.jsonl"
 
     def _keep_removed(self, chat_id: int | str, fact: Fact, why: str) -> None:
         """Append a fact that is forgotten or replaced to the chat's removed-facts file (fsynced) first."""
-        target_dir = ensure_private_dir(self.dir / "archive")
+        target_dir = ensure_private_dir(self.removed_path(chat_id).parent)
         line = json.dumps({**fact.to_json(), "removed": self._stamp(), "why": why}, ensure_ascii=False) + "\n"
         fd = os.open(self.removed_path(chat_id), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -108,7 +108,7 @@ async def test_tools_act_with_the_rights_of_the_person_who_asked(
         fake_anthropic.default = one_tool("forget", {"id": "1"}, "잊었어요")
         await answered(tg, "1번 잊어 줘", ADMIN, "잊었어요")
         assert facts() == []
-        removed = (data_dir / "chats" / "archive" / f"{GROUP}.facts-removed.jsonl").read_text().splitlines()
+        removed = (data_dir / "chats" / "archive" / "facts" / f"{GROUP}.removed.jsonl").read_text().splitlines()
         assert [json.loads(line)["text"] for line in removed] == ["회비는 월 만원"]
         # the checks asked Telegram who the asker is, only for the tools that needed it
         asked = [c.params for c in tg.calls_of("getChatMember", GROUP)]

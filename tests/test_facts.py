@@ -158,7 +158,24 @@ def test_forgotten_and_replaced_facts_are_kept_in_the_archive(store, data_dir):
     store.add(7, "차는 12가 3456")
     store.replace(7, "1", "생일은 3월 15일")
     store.forget(7, "2")
-    lines = (data_dir / "chats" / "archive" / "7.facts-removed.jsonl").read_text().splitlines()
+    lines = (data_dir / "chats" / "archive" / "facts" / "7.removed.jsonl").read_text().splitlines()
     kept = [json.loads(line) for line in lines]
     assert [(k["text"], k["why"]) for k in kept] == [("생일은 3월 14일", "replaced"), ("차는 12가 3456", "forgotten")]
     assert [f.text for f in store.list(7)] == ["생일은 3월 15일"]
+
+
+def test_removed_facts_are_not_taken_for_an_archived_conversation(store, data_dir):
+    """Archived transcripts are chats/archive/<id>.*.jsonl (read by recall, the doctor and the crash
+    suite as conversations); the removed facts are kept in a folder of their own, never among them."""
+    import io
+
+    from bot import doctor
+    from memory.transcript import Transcript
+
+    Transcript(data_dir).append(7, [{"role": "user", "content": "안녕"}, {"role": "assistant", "content": "네"}])
+    store.add(7, "비밀번호 힌트는 고양이 이름")
+    store.forget(7, "1")
+    assert not list((data_dir / "chats" / "archive").glob("7.*.jsonl"))
+    out = io.StringIO()
+    doctor.main(["--offline", "--only", "transcripts", "--data-dir", str(data_dir)], out=out, env={})
+    assert "unreadable" not in out.getvalue() and "problem" not in out.getvalue(), out.getvalue()
