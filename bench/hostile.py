@@ -41,6 +41,7 @@ from typing import Any
 
 from PIL import Image
 
+from bench.memory_rss import rss
 from bench.throughput import bot_env
 from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram, FloodControl
@@ -52,16 +53,6 @@ STRANGER = 666_000
 STRANGERS_GROUP = -100_666
 OPEN_GROUP = -100_777
 ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot
-
-
-def peak_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of the process, in MB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
 
 
 class Bot:
@@ -82,7 +73,7 @@ class Bot:
             time.sleep(0.05)
 
     def memory(self) -> tuple[float, float]:
-        return peak_mb(self.proc.pid)
+        return rss(self.proc.pid)
 
     def stop(self) -> str:
         self.proc.send_signal(signal.SIGTERM)

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import load_dotenv
 
 from bot.claude.pricing import Price, parse_prices
+from bot.envparse import env_int
 from bot.tools.web import WebConfigError, WebSettings, web_settings
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -81,16 +82,7 @@ class Settings:
 
 
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
-    return value
+    return env_int(env, name, default, minimum, ConfigError)
 
 
 def _float(env: Mapping[str, str], name: str, default: float, minimum: float = 0.0) -> float:

@@ -24,6 +24,7 @@ LONG_TABLES = {"bot.texts": "the table of the bot's own texts in Korean and Engl
 LAYERS = {
     "memory": 0,
     "bot.texts": 0,
+    "bot.envparse": 0,
     "bot.claude": 1,
     "bot.tools": 1,
     "bot.core": 2,

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.envparse import env_int
+
 SEARCH_TYPE = "web_search_20250305"  # basic search (no dynamic filtering: no code execution needed)
 FETCH_TYPE = "web_fetch_20250910"
 SEARCH_NAME = "web_search"
@@ -170,16 +172,7 @@ def web_settings(env: Mapping[str, str]) -> WebSettings:
     """The web search settings from the environment; WebConfigError with a one-line reason."""
 
     def whole(name: str, default: int, minimum: int) -> int:
-        raw = env.get(name, "").strip()
-        if not raw:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise WebConfigError(f"{name} must be a whole number, got {raw!r}") from None
-        if value < minimum:
-            raise WebConfigError(f"{name} must be at least {minimum}, got {value}")
-        return value
+        return env_int(env, name, default, minimum, WebConfigError)
 
     allowed = parse_domains(env.get("WEB_SEARCH_ALLOWED_DOMAINS", ""), "WEB_SEARCH_ALLOWED_DOMAINS")
     blocked = parse_domains(env.get("WEB_SEARCH_BLOCKED_DOMAINS", ""), "WEB_SEARCH_BLOCKED_DOMAINS")
