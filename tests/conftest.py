@@ -20,6 +20,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.http import hang_guard
 from tests.fakes.messages_rules import validate
 from tests.fakes.telegram_server import FakeTelegram
+from tests.forkserver import ForkedProcess, ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,10 +124,14 @@ class BotProcess:
         self.cwd = cwd
         self.log_path = log_path
         self.args = args
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | ForkedProcess | None = None
 
     def start(self) -> BotProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115
+        server = ForkServer.for_env(self.env) if self.preexec is None else None
+        if server is not None:
+            self.proc = server.spawn(list(self.args), self.env, self.cwd, self.log_path)
+            return self
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", *self.args],
             cwd=self.cwd,
@@ -219,3 +224,7 @@ def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegr
     for p in procs:
         if p.proc is not None and p.proc.poll() is None:
             p.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    ForkServer.close_all()  # their children were stopped by their tests

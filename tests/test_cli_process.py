@@ -23,6 +23,7 @@ from bot.texts import error_text
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.fakes.http import hang_guard
+from tests.forkserver import popen_bot, run_bot
 from tests.helpers import convo, stored
 from tests.summary_helpers import memo
 
@@ -51,28 +52,14 @@ def cli_env(data_dir: Path, fake_anthropic: FakeAnthropic) -> dict[str, str]:
 
 
 def run_cli(env: dict[str, str], cwd: Path, stdin: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "chat", *args],
-        input=stdin.encode(),
-        capture_output=True,
-        cwd=cwd,
-        env=env,
-        timeout=hang_guard(timeout),
-    )
+    return run_bot(["chat", *args], env, cwd, stdin.encode(), hang_guard(timeout))
 
 
 class LiveCli:
     """A CLI process whose stdin stays open and whose output is collected as it arrives."""
 
     def __init__(self, env: dict[str, str], cwd: Path, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "chat", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-        )
+        self.proc = popen_bot(["chat", *args], env, cwd)
         self.out = bytearray()
         self.err = bytearray()
         self._readers = [
@@ -353,13 +340,8 @@ def test_interactive_terminal_has_a_prompt_and_keeps_input_history(
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat", "--chat", "tty"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        cwd=workdir,
-        env={**cli_env, "TERM": "dumb"},
+    proc = popen_bot(
+        ["chat", "--chat", "tty"], {**cli_env, "TERM": "dumb"}, workdir, stdin=slave, stdout=slave, stderr=slave
     )
     os.close(slave)
     seen = bytearray()

@@ -9,8 +9,6 @@ on the screen; the deadlines only stop a broken run.
 import fcntl
 import os
 import struct
-import subprocess
-import sys
 import termios
 import threading
 import time
@@ -23,6 +21,7 @@ from bot.cli import chat as cli_chat
 from bot.cli import texts as cli_texts
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import FakeAnthropic, Text
+from tests.forkserver import popen_bot, run_bot
 from tests.helpers import stored
 from tests.terminal import Term
 
@@ -46,26 +45,13 @@ def chat_env(data_dir: Path, fake: FakeAnthropic, **extra: str) -> dict[str, str
     }
 
 
-def _take_terminal() -> None:  # in the child, after setsid: the pty becomes its controlling terminal
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
 class TerminalChat:
     """``python -m bot chat`` on a pty of COLUMNS x LINES, its output collected as it arrives."""
 
     def __init__(self, env: dict[str, str], cwd: Path, *args: str) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "chat", *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_take_terminal,
-        )
+        self.proc = popen_bot(["chat", *args], env, cwd, stdin=slave, stdout=slave, stderr=slave, tty=True)
         os.close(slave)
         self.raw = bytearray()
         self.changed = threading.Condition()
@@ -183,14 +169,7 @@ def test_no_color_and_plain_print_the_raw_markdown(
 
 def test_a_pipe_gets_the_raw_markdown(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
     fake_anthropic.reply(Text(ANSWER, chunk=4))
-    p = subprocess.run(
-        [sys.executable, "-m", "bot", "chat"],
-        input="질문\n".encode(),
-        capture_output=True,
-        cwd=workdir,
-        env=chat_env(data_dir, fake_anthropic),
-        timeout=60,
-    )
+    p = run_bot(["chat"], chat_env(data_dir, fake_anthropic), workdir, "질문\n".encode(), 60)
     assert p.returncode == 0, p.stderr.decode()
     out = p.stdout.decode()
     assert f"{ANSWER}\n" in out and "\x1b" not in out
