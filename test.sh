@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/venv.sh
 "$VENV/bin/ruff" check .
+# compiled modules are cached (in __pycache__, ignored by git) even where the environment says not to:
+# every worker and every process the tests start would compile the same sources again
+unset PYTHONDONTWRITEBYTECODE
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 workers="${TEST_WORKERS:-$(( cores > 4 ? cores : 4 ))}"
 set +e
