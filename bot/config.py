@@ -52,6 +52,7 @@ class Settings:
     anthropic_max_retries: int = 2
     anthropic_timeout: float = 120.0
     stream_interval: float = 1.0  # seconds between two streamed previews of an answer in one chat
+    telegram_rate_factor: float = 1.0  # each chat's message rate × this (1: Telegram's; more: a server without it)
     # summary memory (memory/summary.py): when the unsummarized tail exceeds any trigger,
     # its oldest part is summarized and the newest SUMMARY_KEEP_MESSAGES stay verbatim
     summary_trigger_messages: int = 16
@@ -179,6 +180,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         anthropic_max_retries=_int(env, "ANTHROPIC_MAX_RETRIES", 2, minimum=0),
         anthropic_timeout=_float(env, "ANTHROPIC_TIMEOUT", 120.0),
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
+        telegram_rate_factor=_float(env, "TELEGRAM_RATE_FACTOR", 1.0, minimum=1.0),
         recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
         **_summary_settings(env),
         **_access_settings(env),

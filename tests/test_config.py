@@ -19,6 +19,8 @@ def test_defaults():
     assert (s.daily_message_limit, s.daily_token_limit) == (50, 200_000) and s.model_prices == ()
     assert s.stream_interval == 1.0
     assert load_settings({**BASE, "STREAM_INTERVAL": "0.25"}).stream_interval == 0.25
+    assert s.telegram_rate_factor == 1.0  # Telegram's own per-chat limits
+    assert load_settings({**BASE, "TELEGRAM_RATE_FACTOR": "20"}).telegram_rate_factor == 20.0
 
 
 def test_values_are_read():
@@ -53,6 +55,7 @@ def test_values_are_read():
         ({**BASE, "TIMEZONE": "Mars/Olympus"}, "TIMEZONE"),
         ({**BASE, "STREAM_INTERVAL": "fast"}, "STREAM_INTERVAL"),
         ({**BASE, "STREAM_INTERVAL": "0.01"}, "at least 0.05"),
+        ({**BASE, "TELEGRAM_RATE_FACTOR": "0.5"}, "TELEGRAM_RATE_FACTOR must be at least 1"),
         ({**BASE, "OWNER_ID": "me"}, "OWNER_ID"),
         ({**BASE, "DAILY_MESSAGE_LIMIT": "-1"}, "DAILY_MESSAGE_LIMIT must be at least 0"),
         ({**BASE, "DAILY_TOKEN_LIMIT": "lots"}, "DAILY_TOKEN_LIMIT"),

@@ -15,6 +15,8 @@ from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 from tests.helpers import convo, stored
 
 CLOSED = {"ALLOWED_USERS": "", "OWNER_ID": ""}
+FAST = {"TELEGRAM_RATE_FACTOR": "20"}
+"""The fake has no flood limit: no second between two messages in a chat (nor three in a group)."""
 OWNER = 100
 STRANGER = 55555
 GROUP = -1005050
@@ -138,7 +140,7 @@ def test_wrong_codes_lock_a_user_out(start_bot, fake_telegram: FakeTelegram, fak
 def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER))
+    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER), **FAST)
     fake_telegram.send_text(STRANGER, "안녕", first_name="Jisoo")
     assert fake_telegram.wait_sent(STRANGER) == [t("not_allowed", user_id=STRANGER)]
     fake_telegram.send_text(OWNER, f"/allow {STRANGER}")
@@ -157,7 +159,7 @@ def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
     assert bot.stop() == 0
     assert stat.S_IMODE(os.stat(data_dir / "access.json").st_mode) == 0o600
 
-    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER))
+    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER), **FAST)
     fake_telegram.send_text(STRANGER, "재시작 후에도?", first_name="Jisoo")
     assert fake_telegram.wait_sent(STRANGER, 4)[-1] == "echo: 재시작 후에도?"
     fake_telegram.send_text(OWNER, "/users")
@@ -175,7 +177,7 @@ def test_the_owner_allows_and_denies_and_a_restart_keeps_the_list(
 
 
 def test_group_rules(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir):
-    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER), STREAM_INTERVAL="0.1")
+    bot = start_bot(ALLOWED_USERS="", OWNER_ID=str(OWNER), STREAM_INTERVAL="0.1", **FAST)
     mention = f"@{BOT_USERNAME} "
 
     def said(n: int, expected: str) -> None:

@@ -21,7 +21,8 @@ from tests.helpers import convo, stored, turn_context
 from tests.summary_helpers import memo
 
 CHAT = 5555
-FAST = {"STREAM_INTERVAL": "0.05"}
+FAST = {"STREAM_INTERVAL": "0.05", "TELEGRAM_RATE_FACTOR": "20"}
+"""Quick previews, and answers without Telegram's second between two in a chat (the fake has no flood limit)."""
 
 
 def ask(tg: FakeTelegram, text: str) -> str:

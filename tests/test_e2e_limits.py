@@ -47,6 +47,7 @@ def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic,
         "OWNER_ID": str(OWNER),
         "ALLOWED_USERS": f"{FRIEND},{OTHER},{HASTY}",
         "STREAM_INTERVAL": "0.1",
+        "TELEGRAM_RATE_FACTOR": "20",  # the fake has no flood limit: no second between two answers in a chat
     }
 
 

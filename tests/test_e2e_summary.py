@@ -13,6 +13,8 @@ from tests.helpers import convo, turn_context
 from tests.summary_helpers import memo
 
 CHAT = 4343
+FAST = {"TELEGRAM_RATE_FACTOR": "20"}
+"""The fake Telegram has no flood limit: the bot need not wait a second between two answers in a chat."""
 TOPICS = ["날씨", "점심 메뉴", "주말 계획", "운동", "영화", "책", "커피", "산책", "음악", "여행"]
 
 
@@ -43,8 +45,12 @@ def fake_claude(body: dict[str, Any]) -> Text:
 def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
+    """41 turns in one chat, compacted ten times on the way, then a restart: the code is in the summary.
+
+    The bot answers at 20 messages a second (``FAST``) instead of Telegram's one: the fake has no flood
+    limit, and the chat is the same 41 turns (a minute of waiting before, seconds now)."""
     fake_anthropic.default = fake_claude
-    budget = {"SUMMARY_TRIGGER_MESSAGES": "8", "SUMMARY_KEEP_MESSAGES": "4", "SUMMARY_MAX_CHARS": "1000"}
+    budget = {"SUMMARY_TRIGGER_MESSAGES": "8", "SUMMARY_KEEP_MESSAGES": "4", "SUMMARY_MAX_CHARS": "1000", **FAST}
     bot = start_bot(**budget)
     fake_telegram.send_text(CHAT, "내 자전거 자물쇠 번호는 4719야")
     fake_telegram.wait_sent(CHAT, 1)

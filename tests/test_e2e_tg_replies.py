@@ -88,7 +88,9 @@ def test_refused_drafts_fall_back_to_edits_for_that_chat(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
     fake_telegram.drafts_enabled = False  # an older Bot API server: sendMessageDraft is 404
-    start_bot(**FAST)
+    # the edits of the preview are best effort, sent when the chat's flood budget is full again: at
+    # Telegram's one message a second that is seconds per edit; the fake has no flood limit
+    start_bot(**FAST, TELEGRAM_RATE_FACTOR="20")
     answer = "오래된 서버에서도 " * 30
     gates = [threading.Event(), threading.Event()]  # each answer waits until its first preview is on screen
     for gate in gates:

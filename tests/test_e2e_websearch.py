@@ -134,21 +134,25 @@ def test_over_the_daily_search_limit_answers_without_search(
     assert bot.stop() == 0
 
 
-def test_off_and_an_organization_without_search(
-    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
-):
+def test_off_sends_no_server_tools(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
+    """WEB_SEARCH=off. (This and the next test were one, with a restart between; two tests, each with one
+    bot process, run side by side.)"""
     bot = start_bot(WEB_SEARCH="off")
     fake_telegram.send_text(CHAT, "하나")
     assert fake_telegram.wait_sent(CHAT) == ["echo: 하나"]
     assert not any(t.get("type", "custom") != "custom" for t in fake_anthropic.requests[-1].get("tools", []))
     assert bot.stop() == 0
 
+
+def test_an_organization_without_search(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
     fake_anthropic.web.enabled = False
     bot = start_bot()
     fake_telegram.send_text(CHAT, "둘")
-    assert fake_telegram.wait_sent(CHAT, 2)[-1].startswith("echo: 둘\n\n⚠️ 웹 검색을 하지 못해")
+    assert fake_telegram.wait_sent(CHAT, 1)[-1].startswith("echo: 둘\n\n⚠️ 웹 검색을 하지 못해")
     fake_telegram.send_text(CHAT, "셋")
-    assert fake_telegram.wait_sent(CHAT, 3)[-1] == "echo: 셋"  # not tried again: no 400 per question
+    assert fake_telegram.wait_sent(CHAT, 2)[-1] == "echo: 셋"  # not tried again: no 400 per question
     assert len(fake_anthropic.rejected) == 1
     assert bot.stop() == 0
     assert bot.log.count("web search is not enabled for the organization") == 1

@@ -172,6 +172,18 @@ async def test_private_chat_gets_about_one_message_a_second_after_a_short_burst(
     await done(asyncio.gather(*tasks))
 
 
+async def test_faster_chats_multiplies_each_chats_rate_and_keeps_the_bursts():
+    limits = Limits().faster_chats(20)  # TELEGRAM_RATE_FACTOR=20: a server without Telegram's limits
+    assert (limits.private_rate, limits.group_rate) == pytest.approx((20.0, 20 * 10 / 60))
+    assert (limits.private_burst, limits.group_burst, limits.per_second) == (2.0, 9.0, 30.0)
+    clock = VirtualTime()
+    wire = Wire(clock, FloodLimiter(limits, clock=clock, call_later=clock.call_later))
+    tasks = [wire.call("sendMessage", PRIVATE, f"m{i}") for i in range(4)]
+    await clock.advance(1.0)
+    assert [wire.at(f"m{i}")[0] for i in range(4)] == pytest.approx([0.0, 0.0, 0.05, 0.1], abs=1e-4)
+    await done(asyncio.gather(*tasks))
+
+
 async def test_group_gets_at_most_20_messages_in_any_minute():
     clock, limiter, wire = make()
     tasks = [wire.call("sendMessage", GROUP, f"m{i}") for i in range(40)]

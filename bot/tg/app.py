@@ -19,7 +19,7 @@ from bot.core.ask import Assistant
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
-from bot.tg.ratelimit import FloodLimiter
+from bot.tg.ratelimit import FloodLimiter, Limits
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
 
@@ -84,7 +84,8 @@ def build_application(
         .base_url(settings.telegram_base_url)
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(lanes)
-        .rate_limiter(FloodLimiter())  # finals first; previews and chat actions only with spare capacity
+        # finals first; previews and chat actions only with spare capacity
+        .rate_limiter(FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor)))
         .post_init(post_init)
         .post_shutdown(post_shutdown)
         .build()

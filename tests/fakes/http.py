@@ -53,7 +53,9 @@ class FakeHTTPServer:
                 return
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # stop() waits until serve_forever sees the request to end, which it checks every poll_interval
+        # (0.5 s by default: half a second, or a second for two fakes, at the end of every test)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def port(self) -> int:
