@@ -261,7 +261,10 @@ def seeds_arg(text: str) -> list[int]:
 ABLATIONS = {
     "-expand": {"expand": 0.0},
     "-repeats": {"duplicate": 1.0},
-    "-answer": {"answer": 0.0},
+    "-answer": {"answer": 0.0, "thread": 0.0},
+    "-thread": {"thread": 0.0},
+    "-news": {"news": 0.0},
+    "-asking": {"asking": 0.0},
     "-neighbours": {"neighbour": 0.0, "neighbour2": 0.0},
     "-session": {"session": 0.0},
     "-speaker": {"speaker": 0.0},

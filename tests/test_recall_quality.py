@@ -89,7 +89,8 @@ def test_repeated_small_talk_does_not_fill_the_results(data_dir, index):
     write(data_dir, "c", [turn("assistant", "I had coffee with Tom at the station cafe this morning, lovely chat.")])
     write(data_dir, "c", chatter(30))
     assert 7 in lines(index.search("c", "coffee", 3))
-    with RecallIndex(data_dir, weights=Weights(duplicate=1.0)) as plain:
+    # (the chatter after it starts with a question, which lifts it as news: not counted here)
+    with RecallIndex(data_dir, weights=Weights(duplicate=1.0, news=0.0)) as plain:
         assert 7 not in lines(plain.search("c", "coffee", 3))
 
 
