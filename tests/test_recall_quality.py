@@ -117,6 +117,16 @@ def test_a_short_name_stands_for_the_speaker_it_begins(data_dir, index):
     assert index.search("c", "What did Caro paint?", 1)[0].line == 32
 
 
+def test_a_two_letter_short_name_inside_the_question_stands_for_its_speaker(data_dir, index):
+    said = [
+        turn("user", "Gina: I finished a painting of a lighthouse yesterday.", name="Gina"),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny!", name="Caroline"),
+    ]
+    write(data_dir, "c", chatter(30, ("Gina", "Caroline")) + said + chatter(30, ("Gina", "Caroline")))
+    assert index.search("c", "What did Gi paint?", 1)[0].line == 31
+    assert index.search("c", "What did Caroline paint?", 1)[0].line == 32
+
+
 def test_a_nickname_is_the_speaker_the_other_one_calls_so(data_dir, index):
     greet = [
         turn("assistant", "Caroline: Hey Andy! How was your week?", name="Caroline"),
