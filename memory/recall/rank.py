@@ -13,12 +13,12 @@
    ``own + neighbour * best own of the turns next to it in its session
         + neighbour2 * best own of the turns two away + session * best own of the other turns
         of its session``,
-   plus ``answer * own`` of the question it answers (the turn before, by the other person, ending
-   in "?") and ``thread * own`` of what its speaker said before that question (a story goes on in
-   the answer to the friend's question about it: "I moved!" / "How's the area?" / "Quiet, with a
-   park"), multiplied by ``1 + news`` when the other person's reply asks something (what is news
-   gets asked about), by ``1 - asking`` when it is itself a question (it tells little of what happened),
-   then by ``1 + date`` when its day is one the query names, by
+   multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
+   asked about) and by ``1 - asking`` when it is itself a question (it tells little of what
+   happened); plus ``answer * own`` of the question it answers (the turn before, by the other
+   person, ending in "?") and ``thread * own`` of what its speaker said before that question (a
+   story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?"
+   / "Quiet, with a park"); then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",

@@ -7,6 +7,8 @@ a turn's own BM25 score (the formula is in memory.recall.rank). ``K1`` and ``B``
 
 The weights were chosen on bench.recall_eval (two generators, several transcript layouts,
 seeds 1-6, checked on 7-12); they sit on a plateau there (±0.1 changes recall@10 by about 1 point).
+``news``, ``thread`` and ``asking`` read the shape of the exchange (who asks whom about what), not
+its words, so that they carry over to conversations whose vocabulary the lexicon does not know.
 
 ``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
 automatic recall keeps only turns that are ``relevant`` (at least MIN_RELEVANCE of it, or MIN_MATCHED).
