@@ -17,7 +17,7 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 (``python -m bot search --stdin``) on one conversation and checks it returns the same lines.
 
     python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
-                                [--no-cli] [--ablate] [--related] [--pad N]
+                                [--no-cli] [--ablate] [--related] [--pad N] [--easy]
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
 ``--ablate`` adds one column per ranking signal turned off.
@@ -26,6 +26,8 @@ the related-memories block before every answer) against the thorough ``search`` 
 limit (5): recall@1/5 of the evidence turns among its hits, and among its hits with the turns they
 bring along (``Hit.context``, also in the block); the share of questions it answers with nothing;
 and the median time of a call of each.
+``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
+lexicon does not relate to their evidence), as before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
 English, dated years before) in an archived transcript of every conversation, so that the
 questions are asked of a long history where their words are common (``plain BM25`` does not see
@@ -71,13 +73,13 @@ class Case:
     write: object  # (data_dir) -> None
 
 
-def make_case(gen: str, seed: int, style: str) -> Case:
+def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
     if gen == "facts":
         conv = recall_gen.generate(seed, style=style)
         turns = {(None, i + 1): str(m["content"]) for i, m in enumerate(conv.lines)}
         qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
         return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
-    pconv = recall_persona.generate(seed, layout=style)
+    pconv = recall_persona.generate(seed, layout=style, hard=hard)
     turns = {(f, i + 1): str(m["content"]) for f, lines in pconv.files.items() for i, m in enumerate(lines)}
     qs = [(q.text, q.kind, list(q.evidence)) for q in pconv.questions]
     return Case(pconv.chat, turns, qs, lambda d, c=pconv: recall_persona.write(c, d))
@@ -259,7 +261,10 @@ def seeds_arg(text: str) -> list[int]:
 ABLATIONS = {
     "-expand": {"expand": 0.0},
     "-repeats": {"duplicate": 1.0},
-    "-answer": {"answer": 0.0},
+    "-answer": {"answer": 0.0, "thread": 0.0},
+    "-thread": {"thread": 0.0},
+    "-news": {"news": 0.0},
+    "-asking": {"asking": 0.0},
     "-neighbours": {"neighbour": 0.0, "neighbour2": 0.0},
     "-session": {"session": 0.0},
     "-speaker": {"speaker": 0.0},
@@ -276,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
+    parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     args = parser.parse_args(argv)
     if args.related:
@@ -327,7 +333,7 @@ def datasets(args: argparse.Namespace) -> Iterator[tuple[str, str, list[Case], P
         for style in [s for s in args.style.split(",") if gen == "persona" or s in ("named", "plain")]:
             with tempfile.TemporaryDirectory() as tmp:
                 data_dir = Path(tmp)
-                cases = [make_case(gen, seed, style) for seed in args.seeds]
+                cases = [make_case(gen, seed, style, not args.easy) for seed in args.seeds]
                 for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
                     pad(case, data_dir, args.pad, seed)

@@ -17,7 +17,9 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
   pottery class?", "How many times did X go camping?");
 - ``open``: needs a guess from the evidence ("Would X enjoy a ceramics exhibition?");
 - ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
-  the one it is true of).
+  the one it is true of);
+- and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does
+  not relate to their evidence (bench.recall_persona_hard).
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
@@ -37,6 +39,8 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from bench import recall_persona_hard
 
 LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
 
@@ -304,8 +308,9 @@ def _raw_at(t: datetime) -> str:
     return f"{hour}:{t:%M} {t:%p}".lower() + f" on {t.day} {t:%B}, {t.year}"
 
 
-def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -> Conversation:
-    """One conversation and its questions (deterministic for a seed and layout)."""
+def generate(seed: int, *, layout: str = "named", sessions: int | None = None, hard: bool = True) -> Conversation:
+    """One conversation and its questions (deterministic for a seed and layout); ``hard``: with the
+    questions of bench.recall_persona_hard too."""
     rnd = random.Random(seed * 7919 + 17)
     (a, a_short, a_p), (b, b_short, b_p) = rnd.sample(PEOPLE, 2)
     sessions = sessions or rnd.randint(18, 30)
@@ -419,6 +424,14 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None) -
             if len(evs) >= 2:
                 q = rnd.choice(qs)
                 questions.append(Question(_fmt(q, {"S": called(subject), "p": who[subject][1]}), "multi", evs[:4]))
+    if hard:  # asked in words the lexicon does not relate to their evidence (bench.recall_persona_hard)
+
+        def told(key: str, subject: str, i: int) -> tuple[str | None, int] | None:
+            found = [v for t, s, v, _, _ in lives if t.key == key and s == subject]
+            return evidence.get((id(found[0]), False, i)) if found else None
+
+        extra = recall_persona_hard.questions(seed, [a, b], told, called, lambda s: who[s][1])
+        questions += [Question(text, kind, ev) for text, kind, ev in extra]
     return Conversation(f"chat{seed}", files, questions)
 
 

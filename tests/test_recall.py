@@ -197,7 +197,9 @@ def test_a_retried_question_supersedes_the_earlier_answer(transcript, index):
         "c", [msg("user", "best hiking trail nearby?", retry=True), msg("assistant", "The lake loop is nicer.")]
     )
     hits = index.search("c", "hiking trail", 10)
-    assert lines_of(hits)[0] == (None, 3)
+    found = lines_of(hits)
+    assert found[0] in ((None, 3), (None, 4))  # the live question or its answer (ranked above a question)
+    assert (None, 3) in found and (None, 1) not in found
     assert all("old answer" not in h.content for h in hits)
 
 

@@ -89,7 +89,8 @@ def test_repeated_small_talk_does_not_fill_the_results(data_dir, index):
     write(data_dir, "c", [turn("assistant", "I had coffee with Tom at the station cafe this morning, lovely chat.")])
     write(data_dir, "c", chatter(30))
     assert 7 in lines(index.search("c", "coffee", 3))
-    with RecallIndex(data_dir, weights=Weights(duplicate=1.0)) as plain:
+    # (the chatter after it starts with a question, which lifts it as news: not counted here)
+    with RecallIndex(data_dir, weights=Weights(duplicate=1.0, news=0.0)) as plain:
         assert 7 not in lines(plain.search("c", "coffee", 3))
 
 
@@ -114,6 +115,16 @@ def test_a_short_name_stands_for_the_speaker_it_begins(data_dir, index):
     write(data_dir, "c", chatter(30, ("Melanie", "Caroline")) + said + chatter(30, ("Melanie", "Caroline")))
     assert index.search("c", "What did Mel paint?", 1)[0].line == 31  # Melanie's, not the turn saying "Mel"
     assert index.search("c", "What did Caro paint?", 1)[0].line == 32
+
+
+def test_a_two_letter_short_name_inside_the_question_stands_for_its_speaker(data_dir, index):
+    said = [
+        turn("user", "Gina: I finished a painting of a lighthouse yesterday.", name="Gina"),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny!", name="Caroline"),
+    ]
+    write(data_dir, "c", chatter(30, ("Gina", "Caroline")) + said + chatter(30, ("Gina", "Caroline")))
+    assert index.search("c", "What did Gi paint?", 1)[0].line == 31
+    assert index.search("c", "What did Caroline paint?", 1)[0].line == 32
 
 
 def test_a_nickname_is_the_speaker_the_other_one_calls_so(data_dir, index):
@@ -183,3 +194,55 @@ def test_the_answer_to_a_question_about_it_counts_more_than_a_mere_neighbour(dat
     with RecallIndex(data_dir, weights=Weights(answer=0.0)) as plain:
         found = lines(plain.search("c", "What did she make at the pottery studio?", 10))
         assert found.index(34) < found.index(2)
+
+
+# -- the shape of a conversation -------------------------------------------------------------------
+
+
+def test_what_the_other_one_asks_about_is_news(data_dir, index):
+    write(data_dir, "c", [
+        turn("user", "I signed up for a pottery class at the studio."),
+        turn("assistant", "No way! What did you make there?"),
+        *chatter(20),
+        turn("user", "The pottery class at the studio is on Mondays."),  # newer, as good a match
+        turn("assistant", "Good to know."),
+        *chatter(20),
+    ])  # fmt: skip
+    found = lines(index.search("c", "pottery class studio", 10))
+    assert found.index(1) < found.index(23)
+    with RecallIndex(data_dir, weights=Weights(news=0.0)) as plain:
+        found = lines(plain.search("c", "pottery class studio", 10))
+        assert found.index(23) < found.index(1)
+
+
+def test_a_story_goes_on_in_the_answer_to_the_question_about_it(data_dir, index):
+    write(data_dir, "c", [
+        turn("user", "We moved into our new flat in Denver!"),
+        turn("assistant", "Congrats! How is the neighbourhood?"),
+        turn("user", "Quiet, with a park across the street."),
+        *chatter(20),
+        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
+        turn("assistant", "Nice."),
+        turn("user", "Quiet weekend otherwise, lots of boxes."),
+        *chatter(20),
+    ])  # fmt: skip
+    query = "moved new flat Denver"
+    found = lines(index.search("c", query, 10))
+    assert found.index(3) < found.index(26)
+    with RecallIndex(data_dir, weights=Weights(thread=0.0)) as plain:
+        found = lines(plain.search("c", query, 10))
+        assert found.index(26) < found.index(3)
+
+
+def test_a_question_tells_less_than_a_statement(data_dir, index):
+    write(data_dir, "c", [
+        turn("user", "Melanie bought a red bicycle for the commute."),
+        *chatter(20),
+        turn("user", "Melanie bought a red bicycle for the commute?"),  # newer, as good a match
+        *chatter(20),
+    ])  # fmt: skip
+    found = lines(index.search("c", "red bicycle commute", 10))
+    assert found.index(1) < found.index(22)
+    with RecallIndex(data_dir, weights=Weights(asking=0.0)) as plain:
+        found = lines(plain.search("c", "red bicycle commute", 10))
+        assert found.index(22) < found.index(1)

@@ -108,10 +108,11 @@ def parse(
     ranges, rest = query_dates(text, today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
-    for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan
+    inner = set(_NAME_WORD.findall(text))
+    for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan, "Gi" for Gina
         term = word_term(word)
         short = word.casefold()
-        if term and term not in speaker_terms and len(short) >= 3:
+        if term and term not in speaker_terms and (len(short) >= 3 or (len(short) == 2 and word in inner)):
             whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
             if len(whose) == 1:
                 speaker_terms[term] = whose.pop()

@@ -13,8 +13,12 @@
    ``own + neighbour * best own of the turns next to it in its session
         + neighbour2 * best own of the turns two away + session * best own of the other turns
         of its session``,
-   plus ``answer * own`` of the question it answers (the turn before, by the other person, ending
-   in "?"), then multiplied by ``1 + date`` when its day is one the query names, by
+   multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
+   asked about) and by ``1 - asking`` when it is itself a question (it tells little of what
+   happened); plus ``answer * own`` of the question it answers (the turn before, by the other
+   person, ending in "?") and ``thread * own`` of what its speaker said before that question (a
+   story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?"
+   / "Quiet, with a park"); then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
@@ -224,10 +228,19 @@ def _penalise_repeats(turns: list[Turn], share: float) -> None:
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 
+def _same(a: Turn, b: Turn) -> bool:
+    """Whether ``a`` and ``b`` were said by the same person."""
+    return (a.speaker, a.role) == (b.speaker, b.role)
+
+
 def _asks(asked: Turn, answer: Turn) -> bool:
-    """Whether ``asked`` is a question that ``answer`` (the next turn, by the other person) answers."""
-    other = (asked.speaker, asked.role) != (answer.speaker, answer.role)
-    return other and asked.content.rstrip().endswith(("?", "？"))
+    """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it
+    answers it; the turn before it is what it asks about)."""
+    return not _same(asked, answer) and _question(asked)
+
+
+def _question(t: Turn) -> bool:
+    return t.content.rstrip().endswith(("?", "？"))
 
 
 def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
@@ -244,9 +257,17 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
         best = session_best[t.session]
         other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
         score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
-        asked = t.prev
-        if w.answer and asked is not None and asked.session == t.session and _asks(asked, t):
+        after = t.next
+        if w.news and after is not None and after.session == t.session and not _same(after, t) and "?" in after.content:
+            score *= 1 + w.news  # news: the other one asks about it
+        if w.asking and _question(t):  # a question says little of what happened
+            score *= 1 - w.asking
+        told = t.near.get(-2)
+        asked = t.prev or (told.next if told is not None else None)  # the turn between may link only one way
+        if asked is not None and asked.session == t.session and _asks(asked, t):
             score += w.answer * asked.own  # the answer to a question about it
+            if w.thread and told is not None and told.session == t.session and _same(told, t):
+                score += w.thread * told.own  # the rest of a story told before the question
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
         if q.speakers and (t.speaker in q.speakers or (t.speaker is None and "@" + t.role in q.speakers)):

@@ -7,6 +7,8 @@ a turn's own BM25 score (the formula is in memory.recall.rank). ``K1`` and ``B``
 
 The weights were chosen on bench.recall_eval (two generators, several transcript layouts,
 seeds 1-6, checked on 7-12); they sit on a plateau there (±0.1 changes recall@10 by about 1 point).
+``news``, ``thread`` and ``asking`` read the shape of the exchange (who asks whom about what), not
+its words, so that they carry over to conversations whose vocabulary the lexicon does not know.
 
 ``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
 automatic recall keeps only turns that are ``relevant`` (at least MIN_RELEVANCE of it, or MIN_MATCHED).
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 K1 = 1.2
-B = 0.5
+B = 0.3
 # the automatic recall keeps a turn holding at least MIN_RELEVANCE of the query's term weight (idf),
 # or matched terms weighing MIN_MATCHED together (about two uncommon words, or one rare word of a
 # long message); greetings and small talk ("hi", "안녕", "thanks") have no searchable term at all
@@ -63,11 +65,14 @@ class Weights:
     session: float = 0.15
     tense: float = 0.5
     date: float = 1.0
-    speaker: float = 0.5
+    speaker: float = 0.6
     recency: float = 0.05
-    answer: float = 0.4  # adds this share of the own score of the question a turn answers
+    answer: float = 0.6  # adds this share of the own score of the question a turn answers
     expand: float = 1.0  # share of a related word's weight (0: no query expansion)
     duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
+    thread: float = 0.3  # adds this share of the own score of the turn its speaker said before the question it answers
+    news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
+    asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -83,6 +88,9 @@ class Weights:
             recency=0.0,
             expand=0.0,
             duplicate=1.0,
+            thread=0.0,
+            news=0.0,
+            asking=0.0,
         )
 
 
