@@ -8,9 +8,11 @@ on timing.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -341,3 +343,27 @@ def test_the_build_can_run_in_a_thread_of_this_process(
         assert idx.wait_built(WAIT) and idx.status(1).ready
         assert "8264" in idx.related(1, "사물함 비밀번호 뭐였지?")[0].content
     assert threads == {"recall-build"} and not (gate.dir / "worker").exists()
+
+
+def test_a_worker_whose_bot_is_gone_stops(data_dir: Path, transcript: Transcript) -> None:
+    plant(transcript, 1, 300)
+    with RecallIndex(data_dir) as idx:
+        assert not idx.status(1).ready  # creates the index file
+        path = idx.path
+    done = subprocess.run(  # its stdin ends at once: the bot that started it is gone
+        [sys.executable, "-m", "memory.recall.worker", str(data_dir), str(path), "1"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=WAIT,
+    )
+    assert done.returncode == 3 and indexed(data_dir, "1") == 0
+    worker = subprocess.Popen(  # with the bot there, saying nothing (no question): built to the end
+        [sys.executable, "-m", "memory.recall.worker", str(data_dir), str(path), "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert worker.stdout is not None and worker.stdin is not None
+    lines = worker.stdout.read().decode().splitlines()  # to its end: the worker exits when built
+    worker.stdin.close()
+    assert worker.wait(WAIT) == 0 and indexed(data_dir, "1") == 602
+    assert json.loads(lines[-1]) == {"turns": 602, "ready": True, "done": 0, "total": 0}
