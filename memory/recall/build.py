@@ -247,6 +247,7 @@ class Builder:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=_worker_env(),
+                start_new_session=True,  # a Ctrl-C in the terminal is the bot's to handle: it stops the worker
             )
             assert worker.stdin is not None and worker.stdout is not None
             os.set_blocking(worker.stdin.fileno(), False)
