@@ -4,12 +4,14 @@ A chat of 1,000,000 stored messages (bench/recall_speed.py writes them) whose in
 upgrade that changed the index's format, a restored backup, a deleted index), and a small chat of
 1,000 messages whose index is there. Both play through the real ``Assistant.ask()`` (with the
 upkeep after each reply) and a model that answers at once, so every millisecond is the bot's own.
-In the same run, two ways:
+In the same run, three ways:
 
 - ``before``: ``RecallIndex(sync_budget=None)``, every search first indexes all that is new on the
   question's path (what the bot did before background builds);
-- ``after``: the default (``sync_budget`` 256 KiB): a larger backlog is built by the index's
-  background thread and the question is answered at once with what is indexed.
+- ``thread``: ``sync_budget`` 256 KiB, a larger backlog built by a background thread of the bot's own
+  process (``build_in="thread"``: the first way of building in the background);
+- ``after``: the default, the backlog built by a worker process (memory.recall.worker) at a lower
+  priority, and the question answered at once with what is indexed.
 
 It prints the first answer's latency in the long chat, the small chat's per-question latency while
 the long chat is being indexed against the same chat idle (before the long chat's first question and
@@ -17,7 +19,7 @@ after its index is complete; median and 90th percentile), and,
 how long the background build took and the long chat's next answer once it is built.
 Target (issue 20): the first answer within 1 s of the model's latency; the other chat not slowed.
 
-    python -m bench.recall_first_answer [--messages 1000000] [--quick] [--only after]
+    python -m bench.recall_first_answer [--messages 1000000] [--quick] [--only after ...]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -36,6 +39,7 @@ from bench.recall_speed import write_chat
 from bot.claude.model import FakeModel
 from bot.core.ask import Assistant
 from memory.recall import RecallIndex
+from memory.recall.build import BuildIn
 from memory.recall.index import SYNC_BUDGET
 from memory.recall.store import remove_database
 from memory.transcript import Transcript
@@ -68,8 +72,8 @@ async def turn(assistant: Assistant, chat: str, i: int) -> float:
     return elapsed
 
 
-async def run(data: Path, budget: int | None) -> dict[str, float]:
-    index = RecallIndex(data, sync_budget=budget)
+async def run(data: Path, budget: int | None, build_in: BuildIn) -> dict[str, float]:
+    index = RecallIndex(data, sync_budget=budget, build_in=build_in)
     model = FakeModel(["네, 알겠어요."] * 10_000)
     assistant = Assistant(
         transcript=Transcript(data),
@@ -115,13 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100,000 messages")
-    parser.add_argument("--only", choices=("before", "after"), help="run one of the two ways")
+    parser.add_argument("--only", choices=("before", "thread", "after"), nargs="+", help="run only these ways")
     args = parser.parse_args(argv)
     messages = 100_000 if args.quick else args.messages
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    modes: list[tuple[str, int | None]] = [("before", None), ("after", SYNC_BUDGET)]
+    modes: list[tuple[str, int | None, BuildIn]] = [
+        ("before", None, "process"),
+        ("thread", SYNC_BUDGET, "thread"),
+        ("after", SYNC_BUDGET, "process"),
+    ]
     if args.only:
-        modes = [m for m in modes if m[0] == args.only]
+        modes = [m for m in modes if m[0] in args.only]
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -130,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         write_chat(transcript.path(LONG), messages, seed=1)
         write_chat(transcript.path(OTHER), 1_000, seed=2)
         print(f"{messages:,} messages written in {time.perf_counter() - t0:.1f} s (no index)", flush=True)
-        for name, budget in modes:
+        for name, budget, build_in in modes:
             remove_database(data / "recall.sqlite3")
-            results[name] = asyncio.run(run(data, budget))
+            results[name] = asyncio.run(run(data, budget, build_in))
             r = results[name]
             print(
                 f"{name:>6}: first answer {r['first'] * 1e3:,.0f} ms; small chat idle {r['idle_med'] * 1e3:.1f} ms "
@@ -142,12 +150,17 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     print(f"\n{messages:,}-message chat without an index (ms; 'x idle' = small chat while indexing / idle, median)")
-    print(f"{'':>7} {'first answer':>13} {'small idle':>11} {'small busy':>11} {'x idle':>7} {'built (s)':>10}")
+    print(
+        f"{'':>7} {'first answer':>13} {'small idle':>11} {'small busy':>11} {'x idle':>7} "
+        f"{'idle p90':>9} {'busy p90':>9} {'built (s)':>10}"
+    )
     for name, r in results.items():
         print(
             f"{name:>7} {r['first'] * 1e3:>13,.0f} {r['idle_med'] * 1e3:>11.1f} {r['busy_med'] * 1e3:>11.1f} "
-            f"{r['busy_med'] / r['idle_med']:>7.2f} {r['built']:>10.1f}"
+            f"{r['busy_med'] / r['idle_med']:>7.2f} {r['idle_p90'] * 1e3:>9.1f} {r['busy_p90'] * 1e3:>9.1f} "
+            f"{r['built']:>10.1f}"
         )
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     after = results.get("after")
     if after is None:
         return 0

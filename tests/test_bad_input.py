@@ -64,12 +64,13 @@ async def test_a_10_mb_transcript_line_is_read_shortened_and_indexed_with_bounde
     turn = [{"role": "user", "content": f"자물쇠 번호는 4719 {big}"}, {"role": "assistant", "content": "네"}]
     transcript.append(1, turn)
     assert transcript.path(1).stat().st_size > 10_000_000
-    recall = RecallIndex(data_dir)
+    recall = RecallIndex(data_dir, build_in="thread")  # the background build in this process, where it is traced
     a = Assistant(transcript=transcript, model=fake_model, now=clock, max_chars=8000, recall=recall)
     tracemalloc.start()
     try:
         answer = await a.ask(1, "자물쇠 번호 뭐였지?")
         await a.maintain(1)
+        assert recall.wait_built(120)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -22,7 +22,7 @@ SETTINGS_DOCS: tuple[str, ...] = ("docs/settings.md",)
 
 CODE_DIRS = ("bot", "memory")
 
-NOT_SETTINGS = frozenset({"PATH", "HOME", "LANG", "LC_ALL", "LC_MESSAGES", "TZ", "TERM", "NO_COLOR"})
+NOT_SETTINGS = frozenset({"PATH", "PYTHONPATH", "HOME", "LANG", "LC_ALL", "LC_MESSAGES", "TZ", "TERM", "NO_COLOR"})
 """Variables of the operating system the code may read, which are not the bot's settings."""
 
 _NAME = re.compile(r"^[A-Z][A-Z0-9_]{2,}$")

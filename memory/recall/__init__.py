@@ -13,7 +13,8 @@ at most ``connections`` (3) SQLite connections whatever the number of threads)::
     index.catch_up(chat_id) -> IndexStatus
                                       # what a question's path calls (search and related do): index what is
                                       # new if it is at most sync_budget bytes (256 KiB), else have it built
-                                      # by the background builder (memory.recall.build) and return at once
+                                      # by the background builder (memory.recall.build: a worker process)
+                                      # and return at once
     index.status(chat_id) -> IndexStatus
                                       # ready, or how much is indexed (done/total bytes, percent, building)
     index.search(chat_id, query, limit=5, *, before=None, today=None) -> list[Hit]
@@ -46,7 +47,7 @@ does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 
 Modules: ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
 forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
-``build`` (the background builder of long histories),
+``build`` (the background builder of long histories), ``worker`` (the process it runs them in),
 ``store`` (SQLite schema: one FTS5 table for every chat, each chat in its own range of rowids;
 incremental indexing, who said a turn), ``query`` (a query read against a chat: terms, related
 terms, idf on the chat's own statistics, dates, speakers, tense), ``names`` (whom a name in a query

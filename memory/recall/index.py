@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 
 from memory.recall import rank as ranking
 from memory.recall import tuning
-from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, IndexStatus
+from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, BuildIn, IndexStatus
 from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
     DB_NAME,
@@ -98,17 +99,25 @@ class RecallIndex:
         weights: tuning.Weights = tuning.DEFAULT_WEIGHTS,
         connections: int = CONNECTIONS,
         sync_budget: int | None = SYNC_BUDGET,
+        build_in: BuildIn = "process",
     ) -> None:
         """``sync_budget``: bytes of transcript a search or ``catch_up`` indexes on the caller's path;
         a larger backlog is built in the background meanwhile. None: always everything at once
-        (the behaviour before background builds; for batch tools and benchmarks' baselines)."""
+        (the behaviour before background builds; for batch tools and benchmarks' baselines).
+        ``build_in``: where that background build runs, a worker process (memory.recall.worker) or a
+        thread of this process (memory.recall.build says why the process)."""
         self.weights = weights
         self.data_dir = Path(data_dir)
         self.chats_dir = self.data_dir / "chats"
         self.path = path or self.data_dir / DB_NAME
         self.sync_budget = sync_budget
         self._pool = Pool(lambda: connect(self.path), connections)
-        self.builder = Builder(self._build_step)
+        command = (lambda chat: self._worker_command(chat)) if build_in == "process" else None
+        self.builder = Builder(self.build_step, command=command)
+
+    def _worker_command(self, chat: str) -> list[str]:
+        """The command line of the worker process that builds ``chat`` (memory.recall.build)."""
+        return [sys.executable, "-m", "memory.recall.worker", str(self.data_dir), str(self.path), chat]
 
     # -- connections -------------------------------------------------------
     def _reset(self, reason: str) -> None:
@@ -220,8 +229,9 @@ class RecallIndex:
         """Wait until the background builder has nothing left to do (tests, benchmarks, batch tools)."""
         return self.builder.wait_idle(timeout)
 
-    def _build_step(self, chat: str) -> tuple[int, IndexStatus]:
-        """The background builder's unit of work: BUILD_BATCH more turns, in their own transaction."""
+    def build_step(self, chat: str) -> tuple[int, IndexStatus]:
+        """The background builder's unit of work: BUILD_BATCH more turns, in their own transaction
+        (run by memory.recall.worker, or by the builder thread with ``build_in="thread"``)."""
 
         def fn(conn: sqlite3.Connection) -> tuple[int, IndexStatus]:
             added, _ = self._sync(conn, chat, limit=BUILD_BATCH)
