@@ -47,7 +47,7 @@ class Upkeep:
     async def _run(self, chat_id: int | str) -> None:
         if self.recall is not None:
             try:
-                # a long backlog (no index yet) is handed to the index's own builder thread
+                # a long backlog (no index yet) goes to the index's background build (memory/recall/worker.py)
                 await asyncio.to_thread(self.recall.catch_up, chat_id)
             except Exception:  # the index is derived: it catches up at the next search
                 log.warning("chat %s: indexing for recall failed", chat_id, exc_info=True)
