@@ -235,6 +235,15 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
+def _can_watch_children() -> bool:
+    """Whether this system has pidfds (Linux 5.3+), which the server waits on for its children."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
 STARTUP_ENV = (
     "PATH",
     "HOME",
@@ -285,7 +294,7 @@ class ForkServer:
     @classmethod
     def for_env(cls, env: dict[str, str]) -> ForkServer | None:
         """The server for a child with this environment, or None when fork servers are turned off."""
-        if os.environ.get("TEST_FORKSERVER", "1") == "0":
+        if os.environ.get("TEST_FORKSERVER", "1") == "0" or not _can_watch_children():
             return None
         startup = {k: env[k] for k in STARTUP_ENV if k in env}
         key = tuple(sorted(startup.items()))
