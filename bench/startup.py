@@ -101,7 +101,11 @@ def terminal_once(data: Path, root: Path = ROOT) -> tuple[float, float]:
     master, slave = open_terminal()
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "chat"], stdin=slave, stdout=slave, stderr=slave, env=terminal_env(data, root),
+        [sys.executable, "-m", "bot", "chat"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=terminal_env(data, root),
         cwd=root,
     )
     os.close(slave)

@@ -182,9 +182,7 @@ async def test_only_admins_read_a_groups_history(env, clock, fake_telegram: Fake
         assert tg.documents(GROUP) == []
 
 
-async def test_stats_reads_no_transcript_and_export_is_throttled(
-    env, clock, fake_telegram: FakeTelegram, monkeypatch
-):
+async def test_stats_reads_no_transcript_and_export_is_throttled(env, clock, fake_telegram: FakeTelegram, monkeypatch):
     tg = fake_telegram
     reads = []
     real_read = Transcript.read

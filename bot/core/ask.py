@@ -67,7 +67,6 @@ MAX_TOOL_ROUNDS = 4
 """Tool rounds per question; after that Claude must answer without tools."""
 
 
-
 COMPACTION_TIMEOUT = 120.0
 """Seconds one background compaction may take in all (summarizer calls included)."""
 
@@ -377,6 +376,7 @@ class Assistant(ChatMemory):
             stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
+
 
 def _release(held: list[Held]) -> None:
     while held:

@@ -16,6 +16,7 @@ from bot.claude.model import Usage
 
 ChatId = int | str
 
+
 @dataclass(frozen=True)
 class Spend:
     """One model call's usage and who caused it (``kind``: answer, tool, summary)."""
@@ -28,6 +29,7 @@ class Spend:
 
 
 SpendSink = Callable[[Spend], None]
+
 
 class Held(Protocol):
     """What a model call holds of its user's daily token budget (bot/core/limits.py ``Hold``)."""

@@ -434,9 +434,7 @@ def install(
     return delivery
 
 
-async def _may_cancel(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, store: ReminderStore, argument: str
-) -> bool:
+async def _may_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, store: ReminderStore, argument: str) -> bool:
     """In a group a member cancels only their own reminders; others' need the owner or an admin (as /forget)."""
     from bot.tg.access import may_manage  # that module builds on the handlers
 
