@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the checks: ruff, then the whole test suite (offline). Sets up .venv on first use.
+# Run the checks: ruff (lint and format), then the whole test suite (offline). Sets up .venv on first use.
 # The tests run in parallel workers (pytest-xdist): most of their time is spent waiting (bot processes
 # starting, fake servers, timers), so there are more workers than cores, at least 4. TEST_WORKERS sets the
 # number; extra arguments go to pytest (e.g. ./test.sh tests/test_ask.py -n 0 to run in one process).
@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/venv.sh
 "$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check --quiet .
 # compiled modules are cached (in __pycache__, ignored by git) even where the environment says not to:
 # every worker and every process the tests start would compile the same sources again
 unset PYTHONDONTWRITEBYTECODE
