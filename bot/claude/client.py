@@ -227,10 +227,6 @@ class ClaudeModel:
         return info.known  # an endpoint without the Models API (a proxy) keeps the layout every model takes
 
     # -- the Messages API --------------------------------------------------------------
-    async def shape(self) -> dict[str, Any]:
-        info = await self.info()
-        return info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
-
     async def complete(
         self,
         *,
