@@ -23,33 +23,14 @@ _VOCATIVE_LEAD = (
 VOCATIVE_SAMPLE = 100
 
 
-def addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> str | None:
-    """The role of the person called ``word``, in a chat whose turns carry no names: who the
-    other one greets and thanks by that name ("Hey Mel!", "Thanks, Mel."), if that is how the
-    name is mostly used, and by one role only; else None."""
+def _caller(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, *, named: bool) -> str | None:
+    """Who calls ``word`` as a name ("Hey Mel!", "Thanks, Andy."): the role (``named`` False: turns
+    without speaker names) or the speaker (``named``: turns with them) that says it so, if that is
+    how the word is mostly used, and by that one only; else None."""
+    who_column, speaker_test = ("t.speaker", "IS NOT NULL") if named else ("t.role", "IS NULL")
     sql = (
-        "SELECT t.role, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
-        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NULL ORDER BY f.rowid DESC LIMIT ?"
-    )
-    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
-    if len(rows) < 3:
-        return None
-    vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
-    said_by = Counter(role for role, content in rows if vocative.search(content))
-    if not said_by or sum(said_by.values()) < 0.5 * len(rows):
-        return None
-    role, n = said_by.most_common(1)[0]
-    if n < 0.85 * sum(said_by.values()):
-        return None
-    return "assistant" if role == "user" else "user"
-
-
-def speaker_called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
-    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
-    that is how the word is mostly used, and by one of them only; else None."""
-    sql = (
-        "SELECT t.speaker, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
-        "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker IS NOT NULL ORDER BY f.rowid DESC LIMIT ?"
+        f"SELECT {who_column}, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
+        f"WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker {speaker_test} ORDER BY f.rowid DESC LIMIT ?"
     )
     rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
     if len(rows) < 3:
@@ -59,6 +40,23 @@ def speaker_called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str
     if not said_by or sum(said_by.values()) < 0.5 * len(rows):
         return None
     who, n = said_by.most_common(1)[0]
-    if n < 0.85 * sum(said_by.values()) or who not in names:
+    return who if n >= 0.85 * sum(said_by.values()) else None
+
+
+def addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> str | None:
+    """The role of the person called ``word``, in a chat whose turns carry no names: who the
+    other one greets and thanks by that name, if that is how the name is mostly used, and by one
+    role only; else None."""
+    role = _caller(conn, chat, word, term, named=False)
+    if role is None:
+        return None
+    return "assistant" if role == "user" else "user"
+
+
+def speaker_called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
+    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
+    that is how the word is mostly used, and by one of them only; else None."""
+    who = _caller(conn, chat, word, term, named=True)
+    if who is None or who not in names:
         return None
     return next(iter(names - {who}))
