@@ -57,9 +57,11 @@ from bench import recall_gen, recall_persona
 from bench.recall_speed import write_chat
 from bot.cli.search import search_json
 from memory.recall import RecallIndex
+from memory.recall import meaning as meanings
 from memory.recall.tuning import Weights
 
 KS = (1, 5, 10)
+EMBEDDER: meanings.Embedder | None = None  # recall by meaning (--meaning), set by main()
 Line = tuple[str | None, int]  # (archived file name or None, 1-based line)
 
 
@@ -122,11 +124,16 @@ def plain_bm25(case: Case, question: str, limit: int) -> list[Line]:
 def evaluate(cases: list[Case], data_dir: Path, methods: dict[str, Weights | None]) -> dict[str, dict[str, list[int]]]:
     """found[method][kind] = list of ranks (0 = not in the first 10) per evidence turn."""
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    indexes = {name: RecallIndex(data_dir, weights=w) for name, w in methods.items() if w is not None}
+    indexes = {
+        name: RecallIndex(data_dir, weights=w, meaning=EMBEDDER if w.meaning > 0 else None)
+        for name, w in methods.items()
+        if w is not None
+    }
     try:
         for case in cases:
             for idx in indexes.values():
                 idx.sync(case.chat)
+                idx.embed(case.chat)  # the vectors of recall by meaning (made once: one index file)
             for text, kind, evidence in case.questions:
                 results: dict[str, list[Line]] = {}
                 for name, w in methods.items():
@@ -156,9 +163,10 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
     times: dict[str, list[float]] = defaultdict(list)
     empty = 0
     today = date(2026, 11, 29)
-    with RecallIndex(data_dir) as idx:
+    with RecallIndex(data_dir, meaning=EMBEDDER) as idx:
         for case in cases:
             idx.sync(case.chat)
+            idx.embed(case.chat)
             for text, kind, evidence in case.questions:
                 t0 = time.perf_counter()
                 searched = idx.search(case.chat, text, limit, today=today, sync=False)
@@ -283,13 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
+    parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")
     args = parser.parse_args(argv)
+    global EMBEDDER
+    EMBEDDER = meanings.load(args.meaning, threads=os.cpu_count() or 1)
     if args.related:
         return main_related(args)
     methods: dict[str, Weights | None] = {"plain BM25": None, "index BM25": Weights.bm25()}
     if args.ablate:
         for name, change in ABLATIONS.items():
             methods[name] = dataclasses.replace(Weights(), **change)
+    if EMBEDDER is not None:
+        methods["words only"] = Weights(meaning=0.0)  # the ranking before recall by meaning
     methods["recall"] = Weights()
     summary = []
     cli_checked: set[str] = set()

@@ -63,6 +63,7 @@ class Settings:
     summary_model: str = ""  # empty: the same model as ANTHROPIC_MODEL
     summary_timeout: float = 120.0  # seconds one background compaction may take in all
     recall_turns: int = 5  # old turns brought back automatically per question (0: automatic recall off)
+    recall_meaning: bool = True  # recall by meaning beside words (memory.recall.meaning)
     # access and cost (bot/core/access.py, bot/core/limits.py, bot/claude/pricing.py)
     owner_id: int | None = None  # OWNER_ID, else the first id of ALLOWED_USERS, else pairing
     daily_message_limit: int = DEFAULT_DAILY_MESSAGES  # questions a day per user but the owner (0: unlimited)
@@ -99,6 +100,17 @@ def _float(env: Mapping[str, str], name: str, default: float, minimum: float = 0
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, got {value}")
     return value
+
+
+def _on_off(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("on", "1", "true", "yes"):
+        return True
+    if raw in ("off", "0", "false", "no"):
+        return False
+    raise ConfigError(f"{name} must be on or off, got {raw!r}")
 
 
 def _users(raw: str) -> list[int]:
@@ -182,6 +194,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
         telegram_rate_factor=_float(env, "TELEGRAM_RATE_FACTOR", 1.0, minimum=1.0),
         recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
+        recall_meaning=_on_off(env, "RECALL_MEANING", True),
         **_summary_settings(env),
         **_access_settings(env),
         **_ops_settings(env),

@@ -14,7 +14,7 @@ from bot.core.ask import Assistant, SpendSink
 from bot.core.upkeep import payer
 from bot.tools.reminders import MayCreate, reminder_tools
 from bot.tools.web import WebSearch, supports_web_search
-from memory.recall import RecallIndex
+from memory.recall import RecallIndex, meaning
 from memory.reminders import ReminderStore
 from memory.summary import Budget
 from memory.transcript import Transcript
@@ -75,7 +75,7 @@ def make_assistant(
         ),
         summary_timeout=settings.summary_timeout,
         on_spend=on_spend,
-        recall=RecallIndex(settings.data_dir),
+        recall=RecallIndex(settings.data_dir, meaning=meaning.load("on" if settings.recall_meaning else "off")),
         recall_turns=settings.recall_turns,
         web=WebSearch(settings.web, settings.timezone, model_supports=supports_web_search(settings.anthropic_model)),
         tools=reminder_tools(

@@ -55,6 +55,8 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own DATA_DIR; nothing touches ./data."""
     d = tmp_path / "data"
     monkeypatch.setenv("DATA_DIR", str(d))
+    # recall by meaning costs ~50 ms of CPU a stored turn: the tests of it (test_recall_meaning) turn it on
+    monkeypatch.setenv("RECALL_MEANING", "off")
     return d
 
 
@@ -202,6 +204,7 @@ def bot_env(
         "ALLOWED_USERS": ",".join(map(str, TEST_USERS)),
         "DAILY_MESSAGE_LIMIT": "0",
         "DAILY_TOKEN_LIMIT": "0",
+        "RECALL_MEANING": "off",  # ~50 ms of CPU a stored turn: test_recall_meaning turns it on
     }
 
 

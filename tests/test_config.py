@@ -107,3 +107,11 @@ def test_effort_is_one_of_the_documented_levels():
     assert load_settings({**BASE, "EFFORT": " High "}).effort == "high"
     with pytest.raises(ConfigError, match="EFFORT"):
         load_settings({**BASE, "EFFORT": "extreme"})
+
+
+def test_recall_meaning_is_on_unless_turned_off() -> None:
+    assert load_settings(BASE).recall_meaning is True
+    assert load_settings({**BASE, "RECALL_MEANING": "off"}).recall_meaning is False
+    assert load_settings({**BASE, "RECALL_MEANING": "ON"}).recall_meaning is True
+    with pytest.raises(ConfigError, match="RECALL_MEANING must be on or off"):
+        load_settings({**BASE, "RECALL_MEANING": "maybe"})

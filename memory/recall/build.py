@@ -115,10 +115,12 @@ class Builder:
         *,
         command: Callable[[str], list[str]] | None = None,
         name: str = "recall-build",
+        quiet: bool = False,
     ) -> None:
         self._step = step
         self._command = command
         self._name = name
+        self._quiet = quiet  # no progress lines in the log (small, frequent work: the vectors of new turns)
         self._cond = threading.Condition()
         self._queue: list[str] = []
         self._current: str | None = None
@@ -223,7 +225,7 @@ class Builder:
 
     def _build_here(self, chat: str) -> bool:
         """The build in this process's builder thread (``build_in="thread"``)."""
-        report = _Progress(chat)
+        report = _Progress(chat, quiet=self._quiet)
 
         def may_go_on() -> bool:
             with self._cond:  # questions first, but one batch at least every MAX_YIELD seconds
@@ -304,8 +306,9 @@ def _worker_env() -> dict[str, str]:
 class _Progress:
     """The log lines of one build: at its first batch, every LOG_EVERY seconds, and at the end."""
 
-    def __init__(self, chat: str) -> None:
+    def __init__(self, chat: str, *, quiet: bool = False) -> None:
         self.chat = chat
+        self.quiet = quiet
         self.started = time.monotonic()
         self.last_log: float | None = None
         self.turns = 0
@@ -313,7 +316,7 @@ class _Progress:
     def __call__(self, turns: int, status: IndexStatus) -> None:
         self.turns = turns
         now = time.monotonic()
-        if status.ready or (self.last_log is not None and now - self.last_log < LOG_EVERY):
+        if self.quiet or status.ready or (self.last_log is not None and now - self.last_log < LOG_EVERY):
             return
         self.last_log = now
         log.info(
@@ -323,7 +326,7 @@ class _Progress:
 
     def end(self, status: IndexStatus | None) -> bool:
         ready = status is not None and status.ready
-        if ready:
+        if ready and not self.quiet:
             log.info(
                 "recall index: chat %s: built, %s turns in %.1f s",
                 self.chat, f"{self.turns:,}", time.monotonic() - self.started,

@@ -21,6 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory.recall import meaning as meanings
 from memory.recall import rank as ranking
 from memory.recall import tuning
 from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, BuildIn, IndexStatus
@@ -100,12 +101,15 @@ class RecallIndex:
         connections: int = CONNECTIONS,
         sync_budget: int | None = SYNC_BUDGET,
         build_in: BuildIn = "process",
+        meaning: meanings.Embedder | None = None,
     ) -> None:
         """``sync_budget``: bytes of transcript a search or ``catch_up`` indexes on the caller's path;
         a larger backlog is built in the background meanwhile. None: always everything at once
         (the behaviour before background builds; for batch tools and benchmarks' baselines).
         ``build_in``: where that background build runs, a worker process (memory.recall.worker) or a
-        thread of this process (memory.recall.build says why the process)."""
+        thread of this process (memory.recall.build says why the process).
+        ``meaning``: the sentence embedding model of recall by meaning (memory.recall.meaning);
+        None: recall by words only."""
         self.weights = weights
         self.data_dir = Path(data_dir)
         self.chats_dir = self.data_dir / "chats"
@@ -114,6 +118,10 @@ class RecallIndex:
         self._pool = Pool(lambda: connect(self.path), connections)
         command = (lambda chat: self._worker_command(chat)) if build_in == "process" else None
         self.builder = Builder(self.build_step, command=command)
+        self.meaning = meaning
+        self.vectors = meanings.Vectors()
+        # vectors are made by a thread: the model runs in C without the interpreter's lock
+        self.meaning_builder = Builder(self.meaning_step, name="recall-meaning", quiet=True)
 
     def _worker_command(self, chat: str) -> list[str]:
         """The command line of the worker process that builds ``chat`` (memory.recall.build)."""
@@ -147,8 +155,10 @@ class RecallIndex:
         background build) is interrupted and awaited first: closing a connection in use would crash the
         process. A build left unfinished goes on at the chat's next question."""
         self.builder.stop(timeout=0)
+        self.meaning_builder.stop(timeout=0)
         self._pool.close()
         self.builder.stop(timeout=CLOSE_WAIT)
+        self.meaning_builder.stop(timeout=CLOSE_WAIT)
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -198,13 +208,16 @@ class RecallIndex:
 
         def fn(conn: sqlite3.Connection) -> IndexStatus:
             plan = self._plan(conn, chat)
-            if plan is None or plan.unchanged:
+            if plan is None:
                 return READY
-            if plan.cost <= (self.sync_budget or 0):
+            if not plan.unchanged:
+                if plan.cost > (self.sync_budget or 0):
+                    self.builder.request(chat)
+                    return plan.status(building=True)
                 self._sync(conn, chat, plan=plan)
-                return READY
-            self.builder.request(chat)
-            return plan.status(building=True)
+            if self.meaning is not None and meanings.pending(conn, plan.row):
+                self.meaning_builder.request(chat)
+            return READY
 
         with self.builder.foreground():
             return self._run(fn)
@@ -252,6 +265,33 @@ class RecallIndex:
             return added, status
 
         return self._run(fn)
+
+    def meaning_step(self, chat: str) -> tuple[int, IndexStatus]:
+        """The meaning builder's unit of work: vectors for memory.recall.meaning.BATCH more turns, in a
+        thread of low priority (READY when none are left)."""
+        meanings.lower_priority()
+        if self.meaning is None:
+            return 0, READY
+        row = self._run(lambda conn: chat_row(conn, chat, create=False))
+        if row is None:
+            return 0, READY
+        done, more = meanings.fill_step(self._run, self.meaning, row)
+        return max(done, 1) if more else done, IndexStatus(not more, building=more)
+
+    def embed(self, chat_id: int | str) -> int:
+        """Make every vector the chat is missing now, on the caller's thread (batch tools and benchmarks;
+        the bot has them made in the background); return the turns embedded. 0 without a model."""
+        chat = check_chat_id(chat_id)
+        if self.meaning is None:
+            return 0
+        row = self._run(lambda conn: chat_row(conn, chat, create=False))
+        done = 0
+        while row is not None:
+            n, more = meanings.fill_step(self._run, self.meaning, row, limit=meanings.BATCH * 8)
+            done += n
+            if not more:
+                break
+        return done
 
     def _plan(self, conn: sqlite3.Connection, chat: str, *, create: bool = True) -> _Plan | None:
         files = self._files(chat)
@@ -361,9 +401,15 @@ class RecallIndex:
         files = {r.id: r for r in file_rows(conn, row.id).values()}
         live = next((r.id for r in files.values() if r.name == ""), None)
         exclude = (live, before) if before is not None and live is not None else None
+        dense = None
+        embedder = self.meaning
+        if embedder is not None and self.weights.meaning > 0 and effort.meaning > 0:
+            meanings.check_model(conn, embedder.name)
+            dense = self.vectors.search(conn, row, lambda: embedder.query(query), effort.meaning, embedder.floor)
         turns = ranking.rank(
-            conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort
-        )
+            conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort,
+            dense=dense,
+        )  # fmt: skip
 
         def hit(t: ranking.Turn, context: tuple[Hit, ...] = ()) -> Hit:
             name = files[t.file].name if t.file in files else ""

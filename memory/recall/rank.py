@@ -23,6 +23,10 @@
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
    "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
+   With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
+   candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
+   similarity above the model's floor, scaled to 0..1)``: a turn that says it in other words
+   scores like one holding some of the query's words.
 4. A turn with the same text as a better one (small talk repeats itself) keeps ``duplicate`` of
    its score for each, so the places go to different turns.
 
@@ -41,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memory.recall.candidates import candidates
+from memory.recall.meaning import Dense
 from memory.recall.query import Query, parse
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import DEFAULT_WEIGHTS, K1, THOROUGH, B, Effort, Weights, relevant
@@ -164,24 +169,37 @@ def rank(
     today: date | None = None,
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
+    dense: Dense | None = None,
 ) -> list[Turn]:
     """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off).
 
     With ``effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned.
+    ``dense``: the turns closest in meaning (memory.recall.meaning), None to rank by words only.
     """
     if limit <= 0 or chat.docs <= 0:
         return []
     q, stats = parse(conn, chat, text, today, weights, effort)
-    if not q.terms and not q.ranges:
-        return []
-    ids = candidates(conn, chat, q, stats, effort)
+    if dense is None or weights.meaning <= 0:
+        dense = None
+        if not q.terms and not q.ranges:
+            return []
+    ids = candidates(conn, chat, q, stats, effort) if q.terms or q.ranges else []
+    if dense is not None:
+        ids = list(dict.fromkeys(ids + dense.top[: effort.meaning]))
     if not ids:
         return []
     pool: dict[int, Turn] = {}
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
-    for t in pool.values():
+    scale = weights.meaning * max(q.total, 1.0)
+
+    def own(t: Turn) -> None:
         _bm25(t, q, avgdl)
+        if dense is not None:  # meaning: the share of the similarity above the model's floor
+            t.own += scale * max(0.0, dense.similarity(t.id) - dense.floor) / (1 - dense.floor)
+
+    for t in pool.values():
+        own(t)
 
     def eligible(t: Turn) -> bool:
         if t.dead or (exclude_from and t.file == exclude_from[0] and t.offset >= exclude_from[1]):
@@ -192,7 +210,7 @@ def rank(
     if not best:
         return []
     for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
-        _bm25(t, q, avgdl)
+        own(t)
     _score(pool, q, weights)
     out = [t for t in pool.values() if t.score > 0 and eligible(t)]
     out.sort(key=lambda t: (-t.score, -t.id))

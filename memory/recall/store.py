@@ -111,6 +111,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 """
 
 
+_VECS = "CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL)"  # memory.recall.meaning
+_SCHEMA += _VECS + ";"
+
+
 class IndexCorrupt(Exception):
     """The database file cannot be used and has to be rebuilt."""
 
@@ -197,6 +201,8 @@ def _open(path: Path) -> sqlite3.Connection:
                 raise
         elif version != VERSION:
             raise IndexCorrupt(f"index version {version!r}, expected {VERSION!r}")
+        elif conn.execute("SELECT 1 FROM sqlite_master WHERE name='vecs'").fetchone() is None:
+            conn.execute(_VECS)  # an index of the release before recall by meaning: its words stay
     except sqlite3.DatabaseError as e:
         conn.close()
         if isinstance(e, sqlite3.OperationalError) and _locked(e):
@@ -324,6 +330,13 @@ def forget_file(conn: sqlite3.Connection, chat: ChatRow, file_id: int) -> int:
     rows = conn.execute("SELECT id, terms, nterms FROM turns WHERE file=?", (file_id,)).fetchall()
     conn.executemany("INSERT INTO fts(fts, rowid, body) VALUES('delete', ?, ?)", ((rid, body) for rid, body, _ in rows))
     terms = sum(n for _, _, n in rows)
+    if rows:  # their vectors (memory.recall.meaning) go too, and the mark goes back before them
+        first = min(rid for rid, _, _ in rows)
+        conn.execute("DELETE FROM vecs WHERE id IN (SELECT id FROM turns WHERE file=?)", (file_id,))
+        conn.execute(
+            "UPDATE meta SET value=? WHERE key=? AND CAST(value AS INTEGER) >= ?",
+            (str(first - 1), f"meaning:{chat.id}", first),
+        )
     conn.execute("DELETE FROM turns WHERE file=?", (file_id,))
     conn.execute("DELETE FROM files WHERE id=?", (file_id,))
     conn.execute("UPDATE chats SET docs=docs-?, terms=terms-? WHERE id=?", (len(rows), terms, chat.id))

@@ -47,12 +47,13 @@ class Effort:
     relevant_only: bool = False  # only turns that can be ``relevant`` (the automatic recall)
     lengths: bool = True  # the estimate of the rare terms' best turns reads their lengths
     neighbours: int = 6  # turns on each side read at once to find the two live ones next to a turn
+    meaning: int = 20  # turns closest in meaning added to the candidates (memory.recall.meaning)
 
 
 THOROUGH = Effort()
 QUICK = Effort(
     postings=300, candidates=20, few=8, expand=5, related_postings=100, related_candidates=10, max_related=12,
-    dates=40, relevant_only=True, lengths=False, neighbours=3,
+    dates=40, relevant_only=True, lengths=False, neighbours=3, meaning=5,
 )  # fmt: skip
 
 
@@ -73,6 +74,7 @@ class Weights:
     thread: float = 0.3  # adds this share of the own score of the turn its speaker said before the question it answers
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
+    meaning: float = 0.6  # adds this share of the query's weight times the similarity above the model's floor
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -91,6 +93,7 @@ class Weights:
             thread=0.0,
             news=0.0,
             asking=0.0,
+            meaning=0.0,
         )
 
 

