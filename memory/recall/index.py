@@ -401,14 +401,17 @@ class RecallIndex:
         files = {r.id: r for r in file_rows(conn, row.id).values()}
         live = next((r.id for r in files.values() if r.name == ""), None)
         exclude = (live, before) if before is not None and live is not None else None
-        dense = None
         embedder = self.meaning
+        meaning = None
         if embedder is not None and self.weights.meaning > 0 and effort.meaning > 0:
             meanings.check_model(conn, embedder.name)
-            dense = self.vectors.search(conn, row, lambda: embedder.query(query), effort.meaning, embedder.floor)
+
+            def meaning(text: str) -> meanings.Dense | None:
+                return self.vectors.search(conn, row, lambda: embedder.query(text), effort.meaning, embedder.floor)
+
         turns = ranking.rank(
             conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort,
-            dense=dense,
+            meaning=meaning,
         )  # fmt: skip
 
         def hit(t: ranking.Turn, context: tuple[Hit, ...] = ()) -> Hit:

@@ -38,11 +38,12 @@ class Query:
     total: float = 0.0  # the weight of a turn holding every query term: the best weight of each group, added
     exact: dict[str, tuple[float, int]] = field(default_factory=dict)  # term text -> (weight, group number)
     prefixes: list[tuple[str, float, int]] = field(default_factory=list)  # (prefix, weight, group number)
+    names: frozenset[str] = frozenset()  # the query's words that name whose turns it asks for ("Deb", "Andy")
 
     @classmethod
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
-        tense: int,
+        tense: int, names: frozenset[str] = frozenset(),
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -50,7 +51,7 @@ class Query:
             best[group[t]] = max(best.get(group[t], 0.0), w)
         exact = {t.text: (w, numbers[group[t]]) for t, w in idf.items() if not t.prefix}
         prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
-        return cls(list(idf), idf, group, ranges, speakers, tense, sum(best.values()), exact, prefixes)
+        return cls(list(idf), idf, group, ranges, speakers, tense, sum(best.values()), exact, prefixes, names)
 
 
 _NOW = re.compile(
@@ -80,6 +81,7 @@ def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[i
 
 _NAME_WORD = re.compile(r"(?<=\S )([A-Z][a-z]+)\b")  # a capitalised word, not the first one
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,4 +162,5 @@ def parse(
     idf = {t: share[t] * math.log(1 + (n - stats.df[t] + 0.5) / (stats.df[t] + 0.5)) for t in terms}
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
-    return Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense), stats
+    names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
+    return Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names), stats

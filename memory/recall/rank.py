@@ -39,8 +39,10 @@ range of rowids), so one chat's words never change another's ranking.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -51,6 +53,7 @@ from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import DEFAULT_WEIGHTS, K1, THOROUGH, B, Effort, Weights, relevant
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
+_WORDS = re.compile(r"(\w+)")
 _COLUMNS = "id, file, line, offset, ts, day, at, role, name, speaker, session, dead, terms, content"
 
 
@@ -169,20 +172,21 @@ def rank(
     today: date | None = None,
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
-    dense: Dense | None = None,
+    meaning: Callable[[str], Dense | None] | None = None,
 ) -> list[Turn]:
     """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off).
 
     With ``effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned.
-    ``dense``: the turns closest in meaning (memory.recall.meaning), None to rank by words only.
+    ``meaning``: the turns closest in meaning to a text (memory.recall.meaning), asked with the query
+    without the names of whose turns it asks for (who said it is the speaker signal's: "Deb" in the
+    question made the greetings "Hi Deb!" the closest turns); None to rank by words only.
     """
     if limit <= 0 or chat.docs <= 0:
         return []
     q, stats = parse(conn, chat, text, today, weights, effort)
-    if dense is None or weights.meaning <= 0:
-        dense = None
-        if not q.terms and not q.ranges:
-            return []
+    dense = meaning(_without(text, q.names)) if meaning is not None and weights.meaning > 0 else None
+    if dense is None and not q.terms and not q.ranges:
+        return []
     ids = candidates(conn, chat, q, stats, effort) if q.terms or q.ranges else []
     if dense is not None:
         ids = list(dict.fromkeys(ids + dense.top[: effort.meaning]))
@@ -217,6 +221,13 @@ def rank(
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
     return out[:limit]
+
+
+def _without(text: str, names: frozenset[str]) -> str:
+    """``text`` without the words in ``names``."""
+    if not names:
+        return text
+    return " ".join("".join(w for w in _WORDS.split(text) if w not in names).split())
 
 
 def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> None:
