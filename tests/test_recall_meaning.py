@@ -261,7 +261,7 @@ def test_the_cli_finds_a_paraphrase_with_the_real_model(transcript, data_dir):
 
 
 def test_the_meaning_of_a_question_leaves_out_whose_turns_it_asks_for(transcript, data_dir):
-    """"Deb" says whose turns (the speaker signal); in the vector it made "Hi Deb!" the closest turn."""
+    """ "Deb" says whose turns (the speaker signal); in the vector it made "Hi Deb!" the closest turn."""
     transcript.append(
         "7",
         [
