@@ -15,7 +15,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -191,7 +191,7 @@ class RecallIndex:
         uses ``catch_up`` instead. Raises InvalidChatId for a bad chat id.
         """
         chat = check_chat_id(chat_id)
-        with self.builder.foreground():
+        with self._foreground():
             return self._run(lambda conn: self._sync(conn, chat)[0])
 
     def catch_up(self, chat_id: int | str) -> IndexStatus:
@@ -219,7 +219,7 @@ class RecallIndex:
                 self.meaning_builder.request(chat)
             return READY
 
-        with self.builder.foreground():
+        with self._foreground():
             return self._run(fn)
 
     def status(self, chat_id: int | str) -> IndexStatus:
@@ -236,7 +236,13 @@ class RecallIndex:
 
     def foreground(self) -> contextlib.AbstractContextManager[None]:
         """Around a question's own work (bot/core/ask.py): a background build pauses between its batches."""
-        return self.builder.foreground()
+        return self._foreground()
+
+    @contextlib.contextmanager
+    def _foreground(self) -> Iterator[None]:
+        """A question's own work: both background builders (words, meaning) pause between their batches."""
+        with self.builder.foreground(), self.meaning_builder.foreground():
+            yield
 
     def wait_built(self, timeout: float | None = None) -> bool:
         """Wait until the background builder has nothing left to do (tests, benchmarks, batch tools)."""
@@ -380,7 +386,7 @@ class RecallIndex:
         a bad query (empty, punctuation, FTS5 syntax): it just finds nothing.
         """
         chat = check_chat_id(chat_id)
-        with self.builder.foreground():  # a build in progress pauses between its batches meanwhile
+        with self._foreground():  # a build in progress pauses between its batches meanwhile
             if sync:
                 self.catch_up(chat)
             return self._run(lambda conn: self._search(conn, chat, query, limit, before, today, tuning.THOROUGH))
@@ -443,7 +449,7 @@ class RecallIndex:
         if limit <= 0:
             return []
         chat = check_chat_id(chat_id)
-        with self.builder.foreground():
+        with self._foreground():
             self.catch_up(chat)
             hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, tuning.QUICK))
         return [h for h in hits if h.relevant]
