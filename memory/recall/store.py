@@ -25,30 +25,28 @@ Tables:
   One table instead of one per chat (version 2) keeps the schema, which SQLite holds in memory
   once per connection, the same size for ten chats or ten thousand.
 
-Writers use ``BEGIN IMMEDIATE`` and re-read a file's progress inside the transaction, so two
-processes (the bot and the terminal chat) can index the same chat at once without a line twice
-or a line lost. Large files are indexed in batches, one transaction each.
+Writers use ``BEGIN IMMEDIATE``. Indexing reads and parses a batch of lines (memory.recall.lines)
+before it, from the file's progress read without the lock, and inside the transaction checks that
+the progress is unchanged (else reads again from the new one) and only inserts: two processes (the
+bot and the terminal chat, or the background worker) can index the same chat at once without a line
+twice or a line lost, and the write lock is never held while Python splits text into terms. Large
+files are indexed in batches, one transaction each.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
-import re
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory.files import FILE_MODE, ensure_private_dir, locked
-from memory.recall.dates import parse_at
-from memory.recall.text import doc_terms
-from memory.window import content_text
+from memory.recall.lines import Batch, head_digest, read_batch, tail_digest
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +58,6 @@ BUSY_TIMEOUT_MS = 30_000
 CACHE_KIB = 2_000  # page cache per connection (SQLite's default; a bigger one made no search faster)
 ID_BITS = 40  # a turn's id is chat << ID_BITS | n: a trillion turns per chat, 8 million chats
 MAX_CHATS = (1 << (63 - ID_BITS)) - 1
-MAX_TEXT = 20_000  # characters of one message that are indexed and kept (a pasted 10 MB log is not a memory)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -264,41 +261,6 @@ def file_rows(conn: sqlite3.Connection, chat_id: int) -> dict[str, FileRow]:
     return {r[1]: FileRow(*r) for r in rows}
 
 
-def message_text(content: Any) -> str:
-    """The searchable text of a message: its text blocks (tool calls, results and images are left out).
-
-    At most MAX_TEXT characters: indexing and ranking cost in proportion to the text, and a huge
-    message must not make every later search slow.
-    """
-    if isinstance(content, str):
-        return content[:MAX_TEXT]
-    if isinstance(content, list):
-        return content_text([b for b in content if isinstance(b, Mapping) and b.get("type") == "text"])[:MAX_TEXT]
-    return ""
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
-_SIGN = 256  # bytes hashed at the start of a file and before the point indexing stopped
-
-
-def head_digest(f: Any) -> str:
-    """Hash of the first line (at most the first _SIGN bytes) of the open file ``f``."""
-    f.seek(0)
-    data = f.read(_SIGN)
-    cut = data.find(b"\n")
-    return _digest(data[: cut + 1] if cut >= 0 else data)
-
-
-def tail_digest(f: Any, end: int) -> str:
-    """Hash of the _SIGN bytes before ``end`` of the open file ``f``."""
-    start = max(0, end - _SIGN)
-    f.seek(start)
-    return _digest(f.read(end - start))
-
-
 def file_matches(path: Path, row: FileRow, st: os.stat_result) -> bool:
     """Whether the file on disk is still the one whose first ``row.done`` bytes were indexed."""
     if (st.st_dev, st.st_ino) != (row.dev, row.ino) or st.st_size < row.done:
@@ -349,43 +311,60 @@ def index_file(
     """Index the complete lines of ``path`` up to ``size`` that are not indexed yet; return (turns
     added, whether lines are left because ``limit`` turns were indexed).
 
-    Runs its own transactions (one per batch of lines) and re-reads the file's progress inside
-    each, so a concurrent indexer of the same file is never duplicated.
+    Batch by batch: the lines are read and split into terms (memory.recall.lines) from the file's
+    progress as read WITHOUT the write lock, then one transaction checks that the progress is still
+    that one (no other indexer committed meanwhile, the file is the one read) and only inserts; else
+    the batch is dropped and read again from the new progress. So a concurrent indexer of the same
+    file is never duplicated, and the write lock is held for the inserts alone.
     """
     added = 0
     while True:
         batch = BATCH_LINES if limit is None else min(BATCH_LINES, limit - added)
         if batch <= 0:
             return added, True
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return added, False
+        seen = file_rows(conn, chat.id).get(name)  # the progress read = what the transaction expects
+        row = seen if seen is not None and file_matches(path, seen, st) else None
+        if row is not None and row.seen == size and row.mtime == st.st_mtime_ns:
+            return added, False
+        read = read_batch(path, row.done if row else 0, row.lines if row else 0, size, batch)
+        if read is None:
+            return added, False
+        if (read.dev, read.ino) != (st.st_dev, st.st_ino):
+            continue  # replaced between the stat and the read
         with write_transaction(conn):
-            rows = file_rows(conn, chat.id)
-            row = rows.get(name)
             try:
-                st = os.stat(path)
+                now = os.stat(path)
             except FileNotFoundError:
                 return added, False
-            if row is not None and not file_matches(path, row, st):
+            if file_rows(conn, chat.id).get(name) != seen or (now.st_dev, now.st_ino) != (read.dev, read.ino):
+                continue  # another indexer got there first (or the file was renamed, replaced): read again
+            if seen is not None and row is None:
                 log.info("recall index: %s changed, indexing it again", path.name)
-                forget_file(conn, chat, row.id)
-                row = None
+                forget_file(conn, chat, seen.id)
             if row is None:
                 cur = conn.execute(
-                    "INSERT INTO files(chat, name, dev, ino) VALUES(?, ?, ?, ?)",
-                    (chat.id, name, st.st_dev, st.st_ino),
+                    "INSERT INTO files(chat, name, dev, ino) VALUES(?, ?, ?, ?)", (chat.id, name, read.dev, read.ino)
                 )
-                row = FileRow(int(cur.lastrowid or 0), name, st.st_dev, st.st_ino, 0, 0, 0, 0, "", "")
-            if row.seen == size and row.mtime == st.st_mtime_ns:
-                return added, False
-            n, more = _index_batch(conn, chat, row, path, size, st.st_mtime_ns, batch)
+                row = FileRow(int(cur.lastrowid or 0), name, read.dev, read.ino, 0, 0, 0, 0, "", "")
+            n, more = _index_batch(conn, chat, row, read, size, st.st_mtime_ns)
             added += n
         if not more:
             return added, False
 
 
 def _index_batch(
-    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, path: Path, size: int, mtime: int, batch: int
+    conn: sqlite3.Connection, chat: ChatRow, row: FileRow, read: Batch, size: int, mtime: int
 ) -> tuple[int, bool]:
-    """Index up to ``batch`` complete lines from ``row.done``; return (turns added, more to do)."""
+    """Insert the turns ``read`` from ``row.done`` (inside the caller's transaction, which re-checked that
+    nothing was indexed since); return (turns added, more to do). Ids, sessions and the turns a retry
+    marks dead come from the index here, under the lock."""
+    if read.end == row.done:
+        conn.execute("UPDATE files SET seen=?, mtime=? WHERE id=?", (size, mtime, row.id))
+        return 0, False
     last = conn.execute(
         "SELECT id, role, content, ts, session, dead FROM turns WHERE file=? AND dead=0 ORDER BY line DESC LIMIT 2",
         (row.id,),
@@ -394,107 +373,45 @@ def _index_batch(
     prev_ts: float | None = last[0][3] if last else None
     session: int | None = last[0][4] if last else None
     turn_rows: list[tuple[Any, ...]] = []
-    fts_rows: list[tuple[int, str]] = []
-    speakers: set[str] = set()
     dead_ids: list[int] = []
     last_id = conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
     next_id = (last_id or chat.lo) + 1
-    terms_total = 0
-    pos = row.done
-    lines = row.lines
-    more = False
-    with open(path, "rb") as f:
-        f.seek(pos)
-        while pos < size:
-            if len(turn_rows) >= batch:
-                more = True
-                break
-            raw = f.readline(size - pos)
-            if not raw.endswith(b"\n"):
-                break  # a torn last line: left for when it is completed
-            offset = pos
-            pos += len(raw)
-            lines += 1
-            data = _parse(raw)
-            if data is None:
-                continue
-            text = message_text(data["content"])
-            ts, day = parse_at(data.get("at"))
-            role = data["role"]
-            if session is None or (ts is not None and prev_ts is not None and ts - prev_ts > SESSION_GAP):
-                session = next_id
-            if ts is not None:
-                prev_ts = ts
-            name = data.get("name") if isinstance(data.get("name"), str) else None
-            speaker = speaker_of(name, text)
-            if speaker:
-                speakers.add(speaker)
-            if (
-                role == "user"
-                and data.get("retry")
-                and len(recent) >= 2
-                and recent[-1][1] == "assistant"
-                and recent[-2][1] == "user"
-                and recent[-2][2] == text
-            ):
-                dead_ids.extend(r[0] for r in recent[-2:])
-                recent = recent[:-2]
-            terms = doc_terms(text)
-            body = " ".join(terms)
-            terms_total += len(terms)
-            at = data.get("at") if isinstance(data.get("at"), str) else None
-            turn_rows.append(
-                (next_id, chat.id, row.id, lines, offset, ts, day, at, role, name, speaker, session, len(terms), body)
-                + (text,)
-            )
-            fts_rows.append((next_id, body))
-            recent = [*recent[-1:], (next_id, role, text)]
-            next_id += 1
-        tail = tail_digest(f, pos)
-        head = row.head or head_digest(f)
-    if pos == row.done:
-        conn.execute("UPDATE files SET seen=?, mtime=? WHERE id=?", (size, mtime, row.id))
-        return 0, False
+    for t in read.turns:
+        if session is None or (t.ts is not None and prev_ts is not None and t.ts - prev_ts > SESSION_GAP):
+            session = next_id
+        if t.ts is not None:
+            prev_ts = t.ts
+        if (
+            t.role == "user"
+            and t.retry
+            and len(recent) >= 2
+            and recent[-1][1] == "assistant"
+            and recent[-2][1] == "user"
+            and recent[-2][2] == t.text
+        ):
+            dead_ids.extend(r[0] for r in recent[-2:])
+            recent = recent[:-2]
+        turn_rows.append(
+            (next_id, chat.id, row.id, t.line, t.offset, t.ts, t.day, t.at, t.role, t.name, t.speaker, session)
+            + (t.nterms, t.body, t.text)
+        )
+        recent = [*recent[-1:], (next_id, t.role, t.text)]
+        next_id += 1
     conn.executemany(
         "INSERT INTO turns(id, chat, file, line, offset, ts, day, at, role, name, speaker, session, nterms, terms, "
         "content) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         turn_rows,
     )
-    conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", fts_rows)
+    conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", ((r[0], r[13]) for r in turn_rows))
     if dead_ids:
         conn.executemany("UPDATE turns SET dead=1 WHERE id=?", ((i,) for i in dead_ids))
+    speakers = {t.speaker for t in read.turns if t.speaker}
     if speakers:
         conn.executemany("INSERT OR IGNORE INTO speakers(chat, name) VALUES(?, ?)", ((chat.id, s) for s in speakers))
     conn.execute(
         "UPDATE files SET done=?, seen=?, mtime=?, lines=?, head=?, tail=? WHERE id=?",
-        (pos, size if not more else pos, mtime, lines, head, tail, row.id),
+        (read.end, size if not read.more else read.end, mtime, read.lines, read.head, read.tail, row.id),
     )
-    conn.execute("UPDATE chats SET docs=docs+?, terms=terms+? WHERE id=?", (len(turn_rows), terms_total, chat.id))
-    return len(turn_rows), more
-
-
-_PREFIX = re.compile(r"([A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}): \S")
-
-
-def speaker_of(name: str | None, text: str) -> str | None:
-    """Who said a turn, case-folded: its ``name`` field, else a ``"Name: "`` the text starts with
-    (transcripts of group chats, and conversations converted from elsewhere, write it so)."""
-    if name and name.strip():
-        return name.strip().casefold()
-    m = _PREFIX.match(text)
-    return m.group(1).casefold() if m else None
-
-
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        data = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(data, dict) or data.get("role") not in ("user", "assistant"):
-        return None
-    if not isinstance(data.get("content"), str | list):
-        return None
-    return data
+    terms = sum(t.nterms for t in read.turns)
+    conn.execute("UPDATE chats SET docs=docs+?, terms=terms+? WHERE id=?", (len(turn_rows), terms, chat.id))
+    return len(turn_rows), read.more
