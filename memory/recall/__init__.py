@@ -48,18 +48,19 @@ does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 With ``RecallIndex(data_dir, meaning=memory.recall.meaning.load())`` turns are also found by meaning
 (sentence vectors made in the background; ``index.embed(chat)`` makes the missing ones now).
 
-Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning),
-``text`` (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular
-forms, related words for query expansion), ``dates`` (dates in queries, session dates written out),
-``build`` (the background builder of long histories), ``worker`` (the process it runs them in),
-``store`` (SQLite schema: one FTS5 table for every chat, each chat in its own range of rowids;
-incremental indexing, who said a turn), ``query`` (a query read against a chat: terms, related
-terms, idf on the chat's own statistics, dates, speakers, tense), ``names`` (whom a name in a query
-means, learned from how the people greet each other), ``candidates`` (the turns worth scoring, from
-a bounded number of postings), ``rank`` (BM25 scores re-scored with neighbouring turns, the session,
-dates, speaker and recency), ``tuning`` (its weights, and a thorough and a quick effort),
-``pool`` (the bounded connections), ``index`` (RecallIndex, Hit), ``block`` (the
-related-memories block), ``verify`` (the index against the transcripts, for the doctor).
+Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning), ``text``
+(terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular forms, related
+words for query expansion), ``dates`` (dates in queries, session dates written out), ``build`` (the
+background builder of long histories), ``worker`` (the process it runs them in), ``store`` (SQLite
+schema: one FTS5 table for every chat, each chat in its own range of rowids; incremental indexing),
+``lines`` (transcript lines read and split into terms before the write lock; who said a turn),
+``plan`` (the files on disk against the index), ``query`` (a query read against a chat: terms,
+related terms, idf on the chat's own statistics, dates, speakers, tense), ``names`` (whom a name in
+a query means, learned from how the people greet each other), ``candidates`` (the turns worth
+scoring, from a bounded number of postings), ``rank`` (BM25 scores re-scored with neighbouring
+turns, the session, dates, speaker and recency), ``tuning`` (its weights, and a thorough and a quick
+effort), ``pool`` (the bounded connections), ``index`` (RecallIndex, Hit), ``block`` (the related-
+memories block), ``verify`` (the index against the transcripts, for the doctor).
 
 Transcripts converted from elsewhere work as well: a speaker's name in ``name`` or as a
 ``"Name: "`` prefix (or, with neither, inferred from how the two roles greet each other), both

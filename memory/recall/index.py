@@ -25,11 +25,11 @@ from memory.recall import meaning as meanings
 from memory.recall import rank as ranking
 from memory.recall import tuning
 from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, BuildIn, IndexStatus
+from memory.recall.plan import Plan
 from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
     DB_NAME,
     ChatRow,
-    FileRow,
     IndexCorrupt,
     chat_row,
     connect,
@@ -299,7 +299,7 @@ class RecallIndex:
                 break
         return done
 
-    def _plan(self, conn: sqlite3.Connection, chat: str, *, create: bool = True) -> _Plan | None:
+    def _plan(self, conn: sqlite3.Connection, chat: str, *, create: bool = True) -> Plan | None:
         files = self._files(chat)
         row = chat_row(conn, chat, create=create and bool(files))
         if row is None:
@@ -308,10 +308,10 @@ class RecallIndex:
         for name, path in files.items():
             with contextlib.suppress(FileNotFoundError):
                 stats[name] = os.stat(path)
-        return _Plan(row, files, stats, file_rows(conn, row.id))
+        return Plan(row, files, stats, file_rows(conn, row.id))
 
     def _sync(
-        self, conn: sqlite3.Connection, chat: str, *, plan: _Plan | None = None, limit: int | None = None
+        self, conn: sqlite3.Connection, chat: str, *, plan: Plan | None = None, limit: int | None = None
     ) -> tuple[int, bool]:
         """Index what is new (at most ``limit`` turns); return (turns added, whether all is indexed)."""
         plan = plan or self._plan(conn, chat)
@@ -457,51 +457,3 @@ class RecallIndex:
     def chat_exists(self, chat_id: int | str) -> bool:
         """Whether the chat has a live or archived transcript."""
         return bool(self._files(check_chat_id(chat_id)))
-
-
-@dataclass(slots=True)
-class _Plan:
-    """A chat's transcript files on disk against what the index recorded of them."""
-
-    row: ChatRow
-    files: dict[str, Path]
-    stats: dict[str, os.stat_result]
-    known: dict[str, FileRow]
-
-    @property
-    def unchanged(self) -> bool:
-        """Nothing to do: the same files, each seen to its current size."""
-        known, stats = self.known, self.stats
-        return set(known) == set(stats) and all(
-            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (r.dev, r.ino, r.seen, r.mtime)
-            for n, st in stats.items()
-            for r in (known[n],)
-        )
-
-    def _by_inode(self) -> dict[tuple[int, int], FileRow]:
-        return {(r.dev, r.ino): r for r in self.known.values()}
-
-    @property
-    def cost(self) -> int:
-        """Bytes to index plus bytes of turns to drop (files gone or replaced) to catch up."""
-        by_inode = self._by_inode()
-        seen: set[int] = set()
-        cost = 0
-        for st in self.stats.values():
-            r = by_inode.get((st.st_dev, st.st_ino))
-            if r is not None and st.st_size >= r.done:
-                seen.add(r.id)
-                cost += st.st_size - r.done
-            else:
-                cost += st.st_size
-        return cost + sum(r.done for r in self.known.values() if r.id not in seen)
-
-    def status(self, *, building: bool) -> IndexStatus:
-        by_inode = self._by_inode()
-        total = sum(st.st_size for st in self.stats.values())
-        done = 0
-        for st in self.stats.values():
-            r = by_inode.get((st.st_dev, st.st_ino))
-            if r is not None and st.st_size >= r.done:
-                done += r.done
-        return IndexStatus(False, done, total, building)
