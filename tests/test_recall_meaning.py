@@ -276,3 +276,14 @@ def test_the_meaning_of_a_question_leaves_out_whose_turns_it_asks_for(transcript
         hits = index.search("7", "Would Deb need a leash?", 1)
     assert embedder.queries == ["Would need a leash?"]
     assert "puppy" in hits[0].content
+
+
+def test_the_automatic_recall_stays_by_words_and_costs_no_embedding(transcript, data_dir):
+    talk(transcript)
+    embedder = ConceptEmbedder()
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        index.sync("7")
+        index.embed("7")
+        assert index.related("7", "Mom's kimchi soup", 3)  # found by its words
+        assert index.related("7", "Would she need a leash?", 3) == []
+    assert embedder.queries == []

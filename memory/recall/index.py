@@ -16,6 +16,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -120,6 +121,7 @@ class RecallIndex:
         self.builder = Builder(self.build_step, command=command)
         self.meaning = meaning
         self.vectors = meanings.Vectors()
+        self._embedding = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-question")
         # vectors are made by a thread: the model runs in C without the interpreter's lock
         self.meaning_builder = Builder(self.meaning_step, name="recall-meaning", quiet=True)
 
@@ -159,6 +161,7 @@ class RecallIndex:
         self._pool.close()
         self.builder.stop(timeout=CLOSE_WAIT)
         self.meaning_builder.stop(timeout=CLOSE_WAIT)
+        self._embedding.shutdown(wait=True)
 
     def __enter__(self) -> RecallIndex:
         return self
@@ -412,8 +415,11 @@ class RecallIndex:
         if embedder is not None and self.weights.meaning > 0 and effort.meaning > 0:
             meanings.check_model(conn, embedder.name)
 
-            def meaning(text: str) -> meanings.Dense | None:
-                return self.vectors.search(conn, row, lambda: embedder.query(text), effort.meaning, embedder.floor)
+            def meaning(text: str) -> Callable[[], meanings.Dense | None]:
+                if meanings.mark(conn, row) < row.lo:  # no vector yet: nothing to embed the question for
+                    return lambda: None
+                question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
+                return lambda: self.vectors.search(conn, row, question.result, effort.meaning, embedder.floor)
 
         turns = ranking.rank(
             conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort,

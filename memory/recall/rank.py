@@ -172,22 +172,25 @@ def rank(
     today: date | None = None,
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
-    meaning: Callable[[str], Dense | None] | None = None,
+    meaning: Callable[[str], Callable[[], Dense | None]] | None = None,
 ) -> list[Turn]:
     """The ``limit`` best turns for ``text``, best first (``exclude_from``: (file id, offset) cut-off).
 
     With ``effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned.
     ``meaning``: the turns closest in meaning to a text (memory.recall.meaning), asked with the query
     without the names of whose turns it asks for (who said it is the speaker signal's: "Deb" in the
-    question made the greetings "Hi Deb!" the closest turns); None to rank by words only.
+    question made the greetings "Hi Deb!" the closest turns); None to rank by words only. It is
+    called as soon as the query is read and returns a function that gives the result: the question is
+    embedded (in C, without the interpreter's lock) while the candidates are read here.
     """
     if limit <= 0 or chat.docs <= 0:
         return []
     q, stats = parse(conn, chat, text, today, weights, effort)
-    dense = meaning(_without(text, q.names)) if meaning is not None and weights.meaning > 0 else None
-    if dense is None and not q.terms and not q.ranges:
+    closest = meaning(_without(text, q.names)) if meaning is not None and weights.meaning > 0 else None
+    if closest is None and not q.terms and not q.ranges:
         return []
     ids = candidates(conn, chat, q, stats, effort) if q.terms or q.ranges else []
+    dense = closest() if closest is not None else None
     if dense is not None:
         ids = list(dict.fromkeys(ids + dense.top[: effort.meaning]))
     if not ids:
