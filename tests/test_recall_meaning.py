@@ -287,3 +287,18 @@ def test_the_automatic_recall_stays_by_words_and_costs_no_embedding(transcript, 
         assert index.related("7", "Mom's kimchi soup", 3)  # found by its words
         assert index.related("7", "Would she need a leash?", 3) == []
     assert embedder.queries == []
+
+
+def test_the_cli_says_so_before_a_long_wait_for_vectors(transcript, data_dir, monkeypatch, capsys):
+    from bot.cli import search as search_cli
+
+    talk(transcript)
+    embedder = ConceptEmbedder()
+    monkeypatch.setattr(meanings, "load", lambda *a, **k: embedder)
+    monkeypatch.setattr(search_cli, "SAY_MISSING", 6)
+    assert search_cli.main(["--chat", "7", "--data-dir", str(data_dir), "leash"]) == 0
+    err = capsys.readouterr().err
+    assert "making the vectors of 6 messages first" in err
+    assert len(embedder.embedded) == 6
+    assert search_cli.main(["--chat", "7", "--data-dir", str(data_dir), "leash"]) == 0
+    assert capsys.readouterr().err == ""  # made once

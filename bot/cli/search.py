@@ -26,6 +26,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memory.recall import RecallIndex, meaning
 from memory.transcript import InvalidChatId, check_chat_id
 
+SAY_MISSING = 1000  # missing vectors from which the wait is announced on stderr
+SECONDS_PER_VECTOR = 0.025  # a message embedded on two cores (bench.recall_meaning: 43 ms on one)
+
 
 def _positive(text: str) -> int:
     try:
@@ -112,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no chat {chat!r} in {data_dir / 'chats'}", file=sys.stderr)
             return 2
         index.sync(chat)
+        missing = index.missing_vectors(chat)
+        if missing >= SAY_MISSING:
+            print(f"recall by meaning: making the vectors of {missing:,} messages first (once; about "
+                  f"{max(1, round(missing * SECONDS_PER_VECTOR / 60))} min; RECALL_MEANING=off skips it)",
+                  file=sys.stderr)  # fmt: skip
         index.embed(chat)  # recall by meaning: the vectors of turns that have none yet (the bot makes them as it goes)
         today = _today()
         if not args.stdin:

@@ -287,6 +287,14 @@ class RecallIndex:
         done, more = meanings.fill_step(self._run, self.meaning, row)
         return max(done, 1) if more else done, IndexStatus(not more, building=more)
 
+    def missing_vectors(self, chat_id: int | str) -> int:
+        """How many of the chat's turns wait for their vector (0 without a model)."""
+        chat = check_chat_id(chat_id)
+        if self.meaning is None:
+            return 0
+        row = self._run(lambda conn: chat_row(conn, chat, create=False))
+        return 0 if row is None else self._run(lambda conn: meanings.missing(conn, row))
+
     def embed(self, chat_id: int | str) -> int:
         """Make every vector the chat is missing now, on the caller's thread (batch tools and benchmarks;
         the bot has them made in the background); return the turns embedded. 0 without a model."""

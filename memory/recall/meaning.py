@@ -148,6 +148,17 @@ def pending(conn: sqlite3.Connection, chat: ChatRow) -> bool:
     return last is not None and last > mark(conn, chat)
 
 
+def missing(conn: sqlite3.Connection, chat: ChatRow) -> int:
+    """How many turns of ``chat`` wait for a vector."""
+    last = newest(conn, chat)
+    start = mark(conn, chat)
+    if last is None or last <= start:
+        return 0
+    start = max(start, last - WINDOW)
+    sql = "SELECT count(*) FROM turns WHERE id > ? AND id <= ? AND dead=0"
+    return conn.execute(sql, (start, chat.hi)).fetchone()[0]
+
+
 def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tuple[int, str]], int]:
     """The next turns to embed, oldest first within the newest ``WINDOW``: ([(id, text)], the
     highest id looked at, which the mark moves to once they are stored)."""
