@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -38,8 +39,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from memory.recall import RecallIndex
+from memory.recall import lines as lines_module
+from memory.recall import meaning as meanings
 from memory.recall import query as query_module
-from memory.recall import store as store_module
 from memory.recall import text as text_module
 from memory.recall.text import KOREAN_STOPWORDS, QUERY_STOPWORDS, Term
 
@@ -211,15 +213,15 @@ def kiwi_terms() -> tuple[Callable[[str], list[str]], Callable[[str], list[Term]
 
 @contextmanager
 def analyzer(doc: Callable[[str], list[str]], query: Callable[[str], list[Term]]) -> Iterator[None]:
-    old = store_module.doc_terms, query_module.query_terms
-    store_module.doc_terms, query_module.query_terms = doc, query  # type: ignore[assignment]
+    old = lines_module.doc_terms, query_module.query_terms
+    lines_module.doc_terms, query_module.query_terms = doc, query  # type: ignore[assignment]
     try:
         yield
     finally:
-        store_module.doc_terms, query_module.query_terms = old  # type: ignore[assignment]
+        lines_module.doc_terms, query_module.query_terms = old  # type: ignore[assignment]
 
 
-def measure(convs: list[Conv], name: str) -> dict[str, object]:
+def measure(convs: list[Conv], name: str, embedder: meanings.Embedder | None = None) -> dict[str, object]:
     ranks: dict[str, list[int]] = defaultdict(list)
     times: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -227,9 +229,10 @@ def measure(convs: list[Conv], name: str) -> dict[str, object]:
         for c in convs:
             write(c, data)
         t0 = time.perf_counter()
-        with RecallIndex(data, sync_budget=None) as idx:
+        with RecallIndex(data, sync_budget=None, meaning=embedder) as idx:
             for c in convs:
                 idx.sync(c.chat)
+                idx.embed(c.chat)
             built = time.perf_counter() - t0
             for c in convs:
                 for q, kind, line in c.questions:
@@ -258,11 +261,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=seeds_arg, default=seeds_arg("7-12"))
     parser.add_argument("--only", choices=("bigram", "kiwi"))
+    parser.add_argument("--meaning", action="store_true", help="also bigrams with recall by meaning")
     args = parser.parse_args(argv)
     convs = [generate(s) for s in args.seeds]
     results = []
     if args.only != "kiwi":
         results.append(measure(convs, "bigram"))
+        embedder = meanings.load("on", threads=os.cpu_count() or 1) if args.meaning else None
+        if embedder is not None:
+            results.append(measure(convs, "bigram+meaning", embedder))
     if args.only != "bigram":
         try:
             doc, query, loaded = kiwi_terms()
