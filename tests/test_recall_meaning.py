@@ -302,3 +302,19 @@ def test_the_cli_says_so_before_a_long_wait_for_vectors(transcript, data_dir, mo
     assert len(embedder.embedded) == 6
     assert search_cli.main(["--chat", "7", "--data-dir", str(data_dir), "leash"]) == 0
     assert capsys.readouterr().err == ""  # made once
+
+
+def test_a_model_that_fails_leaves_the_search_by_words(transcript, data_dir, caplog):
+    talk(transcript)
+    embedder = ConceptEmbedder()
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        index.sync("7")
+        index.embed("7")
+
+        def broken(text: str) -> Any:
+            raise RuntimeError("the model crashed")
+
+        embedder.query = broken  # type: ignore[method-assign]
+        hits = index.search("7", "kimchi soup", 1)
+    assert "kimchi" in hits[0].content
+    assert "recall by meaning failed" in caplog.text

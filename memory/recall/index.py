@@ -427,7 +427,17 @@ class RecallIndex:
                 if meanings.mark(conn, row) < row.lo:  # no vector yet: nothing to embed the question for
                     return lambda: None
                 question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
-                return lambda: self.vectors.search(conn, row, question.result, effort.meaning, embedder.floor)
+
+                def closest() -> meanings.Dense | None:
+                    try:
+                        return self.vectors.search(conn, row, question.result, effort.meaning, embedder.floor)
+                    except sqlite3.Error:
+                        raise
+                    except Exception:  # the model failed: this search goes by words
+                        log.warning("recall by meaning failed for a question; searching by words", exc_info=True)
+                        return None
+
+                return closest
 
         turns = ranking.rank(
             conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort,
