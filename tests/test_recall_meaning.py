@@ -318,3 +318,15 @@ def test_a_model_that_fails_leaves_the_search_by_words(transcript, data_dir, cap
         hits = index.search("7", "kimchi soup", 1)
     assert "kimchi" in hits[0].content
     assert "recall by meaning failed" in caplog.text
+
+
+def test_the_model_reads_the_start_of_a_long_message_only():
+    """A pasted 20,000-character message would take the model 18 s: it reads MAX_CHARS of it."""
+    e5 = meanings.load("on")
+    assert isinstance(e5, meanings.E5)
+    seen: list[list[str]] = []
+    real = e5._turns.passage
+    e5._turns.passage = lambda texts: (seen.append(texts), real(texts))[1]  # type: ignore[method-assign]
+    vectors = e5.passages(["We adopted a puppy. " * 1000, "short"])
+    assert [len(t) for t in seen[0]] == [meanings.MAX_CHARS, 5]
+    assert vectors.shape == (2, 384)
