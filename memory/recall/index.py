@@ -3,7 +3,7 @@
 Thread-safe (a few SQLite connections shared by every thread: memory.recall.pool) and safe across
 processes (see memory.recall.store).
 A database that cannot be used (corrupt, another version) is deleted and rebuilt from the
-transcripts, which are never written here.
+transcripts, which are never written here; one deleted or replaced while open is opened again at its path.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from memory.recall.store import (
     IndexCorrupt,
     chat_row,
     connect,
+    file_id,
     file_rows,
     forget_file,
     index_file,
@@ -116,7 +117,8 @@ class RecallIndex:
         self.chats_dir = self.data_dir / "chats"
         self.path = path or self.data_dir / DB_NAME
         self.sync_budget = sync_budget
-        self._pool = Pool(lambda: connect(self.path), connections)
+        self._pool = Pool(self._connect, connections)
+        self._file: tuple[int, int] | None = None  # file_id of the database the pool's connections opened
         command = (lambda chat: self._worker_command(chat)) if build_in == "process" else None
         self.builder = Builder(self.build_step, command=command)
         self.meaning = meaning
@@ -130,13 +132,28 @@ class RecallIndex:
         return [sys.executable, "-m", "memory.recall.worker", str(self.data_dir), str(self.path), chat]
 
     # -- connections -------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        conn = connect(self.path)
+        self._file = file_id(self.path) or (-1, -1)  # gone at once: the next call opens it again
+        return conn
+
+    def _check_file(self) -> None:
+        """Stop using connections to a database file deleted or replaced meanwhile (the user, a restore):
+        SQLite would go on using the deleted file, and the file at the path would never be built again."""
+        if self._file is not None and file_id(self.path) != self._file:
+            self._file = None
+            log.warning("recall index %s was deleted or replaced: opening it again", self.path)
+            self._pool.discard()
+
     def _reset(self, reason: str) -> None:
         log.warning("recall index %s unusable (%s): rebuilding it from the transcripts", self.path, reason)
+        self._file = None
         self._pool.discard()
         remove_database(self.path)
 
     def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` with a connection of the pool; rebuild the database once if it is unusable."""
+        self._check_file()  # a stat
         for attempt in (1, 2):
             try:
                 with self._pool.connection() as conn:

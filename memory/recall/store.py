@@ -229,6 +229,15 @@ def remove_database(path: Path) -> None:
             p.unlink()
 
 
+def file_id(path: Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file at ``path``, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 @contextlib.contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
