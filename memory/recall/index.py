@@ -441,13 +441,13 @@ class RecallIndex:
             meanings.check_model(conn, embedder.name)
 
             def meaning(text: str) -> Callable[[], meanings.Dense | None]:
-                if meanings.mark(conn, row) < row.lo:  # no vector yet: nothing to embed the question for
+                if (now := meanings.mark(conn, row)) < row.lo:  # no vector yet: nothing to embed the question for
                     return lambda: None
                 question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
 
                 def closest() -> meanings.Dense | None:
                     try:
-                        return self.vectors.search(conn, row, question.result, effort.meaning, embedder.floor)
+                        return self.vectors.search(conn, row, now, question.result, effort.meaning, embedder.floor)
                     except sqlite3.Error:
                         raise
                     except Exception:  # the model failed: this search goes by words

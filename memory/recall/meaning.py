@@ -150,25 +150,31 @@ def pending(conn: sqlite3.Connection, chat: ChatRow) -> bool:
     return last is not None and last > mark(conn, chat)
 
 
+def _waiting(conn: sqlite3.Connection, chat: ChatRow) -> tuple[int, int] | None:
+    """The turn ids that wait for a vector: (after this id, up to this one), None when none do."""
+    last = newest(conn, chat)
+    start = mark(conn, chat)
+    if last is None or last <= start:
+        return None
+    return max(start, last - WINDOW), last
+
+
 def missing(conn: sqlite3.Connection, chat: ChatRow) -> int:
     """How many turns of ``chat`` wait for a vector."""
-    last = newest(conn, chat)
-    start = mark(conn, chat)
-    if last is None or last <= start:
+    span = _waiting(conn, chat)
+    if span is None:
         return 0
-    start = max(start, last - WINDOW)
     sql = "SELECT count(*) FROM turns WHERE id > ? AND id <= ? AND dead=0"
-    return conn.execute(sql, (start, chat.hi)).fetchone()[0]
+    return conn.execute(sql, span).fetchone()[0]
 
 
-def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tuple[int, str]], int]:
+def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tuple[int, str]], int | None]:
     """The next turns to embed, oldest first within the newest ``WINDOW``: ([(id, text)], the
-    highest id looked at, which the mark moves to once they are stored)."""
-    last = newest(conn, chat)
-    start = mark(conn, chat)
-    if last is None or last <= start:
-        return [], start
-    start = max(start, last - WINDOW)
+    highest id looked at, which the mark moves to once they are stored; None: nothing waits)."""
+    span = _waiting(conn, chat)
+    if span is None:
+        return [], None
+    start, last = span
     rows = conn.execute(
         "SELECT id, dead, content FROM turns WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", (start, chat.hi, limit)
     ).fetchall()
@@ -196,11 +202,10 @@ def fill_step(conn_run: Callable[[Callable[[sqlite3.Connection], Any]], Any], em
     holds no lock. ``conn_run`` runs a function with a connection (RecallIndex._run)."""
     conn_run(lambda conn: check_model(conn, embedder.name))
     rows, upto = conn_run(lambda conn: todo(conn, chat, limit))
-    if rows:
-        vectors = embedder.passages([text for _, text in rows])
-        conn_run(lambda conn: store(conn, chat, [i for i, _ in rows], vectors, upto))
-    elif upto > conn_run(lambda conn: mark(conn, chat)):
-        conn_run(lambda conn: store(conn, chat, [], [], upto))
+    if upto is None:
+        return 0, False
+    vectors = embedder.passages([text for _, text in rows]) if rows else []
+    conn_run(lambda conn: store(conn, chat, [i for i, _ in rows], vectors, upto))
     return len(rows), conn_run(lambda conn: pending(conn, chat))
 
 
@@ -298,11 +303,12 @@ class Vectors:
         return m
 
     def search(
-        self, conn: sqlite3.Connection, chat: ChatRow, question: Callable[[], Any], top: int, floor: float
+        self, conn: sqlite3.Connection, chat: ChatRow, now: int, question: Callable[[], Any], top: int, floor: float
     ) -> Dense | None:
         """The ``top`` turns closest to the question (``question()`` embeds it, only when the chat has
-        vectors), or None when it has none."""
-        m = self._load(conn, chat, mark(conn, chat))
+        vectors), or None when it has none; ``now``: the chat's ``mark`` (what the vectors in memory are
+        checked against)."""
+        m = self._load(conn, chat, now)
         if m is None or top <= 0:
             return None
         sims = m.vectors @ question()
