@@ -330,3 +330,19 @@ def test_the_model_reads_the_start_of_a_long_message_only():
     vectors = e5.passages(["We adopted a puppy. " * 1000, "short"])
     assert [len(t) for t in seen[0]] == [meanings.MAX_CHARS, 5]
     assert vectors.shape == (2, 384)
+
+
+def test_another_models_vectors_are_cleared_in_the_background_not_by_a_question(transcript, data_dir):
+    talk(transcript)
+    with RecallIndex(data_dir, meaning=ConceptEmbedder("concepts-1")) as index:
+        index.sync("7")
+        index.embed("7")
+    second = ConceptEmbedder("concepts-2")
+    with RecallIndex(data_dir, meaning=second) as index:
+        hits = index.search("7", "kimchi soup", 1, sync=False)  # the question path: by words, nothing cleared
+        assert "kimchi" in hits[0].content
+        assert second.queries == [] and len(vector_ids(data_dir)) == 6
+        index.catch_up("7")  # hands the chat to the background builder, which clears and makes them again
+        assert index.meaning_builder.wait_idle(30)
+        assert len(second.embedded) == 6 and len(vector_ids(data_dir)) == 6
+        assert "puppy" in index.search("7", "Would she need a leash?", 1, sync=False)[0].content

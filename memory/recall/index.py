@@ -235,7 +235,7 @@ class RecallIndex:
                     self.builder.request(chat)
                     return plan.status(building=True)
                 self._sync(conn, chat, plan=plan)
-            if self.meaning is not None and meanings.pending(conn, plan.row):
+            if self.meaning is not None and meanings.wanted(conn, plan.row, self.meaning.name):
                 self.meaning_builder.request(chat)
             return READY
 
@@ -438,10 +438,10 @@ class RecallIndex:
         embedder = self.meaning
         meaning = None
         if embedder is not None and self.weights.meaning > 0 and effort.meaning > 0:
-            meanings.check_model(conn, embedder.name)
 
             def meaning(text: str) -> Callable[[], meanings.Dense | None]:
-                if (now := meanings.mark(conn, row)) < row.lo:  # no vector yet: nothing to embed the question for
+                # no vector yet, or another model's (the builder clears those): no question to embed
+                if (now := meanings.mark(conn, row)) < row.lo or not meanings.current(conn, embedder.name):
                     return lambda: None
                 question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
 

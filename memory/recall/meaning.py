@@ -134,6 +134,13 @@ def check_model(conn: sqlite3.Connection, name: str) -> None:
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (MODEL_KEY, name))
 
 
+def current(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the vectors in the index are ``name``'s (or there are none yet): a read, for the question
+    path; ``check_model`` clears them, in the background."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
+    return row is None or row[0] == name
+
+
 def mark(conn: sqlite3.Connection, chat: ChatRow) -> int:
     """The highest turn id of ``chat`` looked at for a vector (below its range: none yet)."""
     row = conn.execute("SELECT value FROM meta WHERE key=?", (_mark_key(chat),)).fetchone()
@@ -166,6 +173,12 @@ def missing(conn: sqlite3.Connection, chat: ChatRow) -> int:
         return 0
     sql = "SELECT count(*) FROM turns WHERE id > ? AND id <= ? AND dead=0"
     return conn.execute(sql, span).fetchone()[0]
+
+
+def wanted(conn: sqlite3.Connection, chat: ChatRow, name: str) -> bool:
+    """Whether the background builder has work for ``chat``: turns without a vector, or vectors of
+    another model than ``name`` to clear (``check_model``) and make again."""
+    return pending(conn, chat) or not current(conn, name)
 
 
 def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tuple[int, str]], int | None]:
