@@ -14,7 +14,6 @@ from pathlib import Path
 
 from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 from memory.facts import Fact
-from memory.recall import meaning
 from memory.recall.verify import open_readonly
 from memory.summary import Summary, SummaryStore
 from memory.transcript import ROLES, Transcript
@@ -301,6 +300,11 @@ def recall_meaning_check(ctx: Context) -> Iterator[Result]:
     name = "recall by meaning"
     if ctx.settings is not None and not ctx.settings.recall_meaning:
         yield ok(name, "off (RECALL_MEANING=off): old turns are found by their words only")
+        return
+    try:  # imported here, like the index check's hook: the doctor runs without memory.recall too
+        meaning = importlib.import_module("memory.recall.meaning")
+    except ImportError:
+        yield skip(name, "not available (memory.recall is missing)")
         return
     embedder = meaning.load("on")
     if embedder is None:
