@@ -18,6 +18,7 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 
     python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
                                 [--no-cli] [--ablate] [--related] [--pad N] [--easy]
+                                [--embed-cache FILE]
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
 ``--ablate`` adds one column per ranking signal turned off.
@@ -54,6 +55,7 @@ from datetime import date
 from pathlib import Path
 
 from bench import recall_gen, recall_persona
+from bench.embed_cache import CachedEmbedder
 from bench.recall_speed import write_chat
 from bot.cli.search import search_json
 from memory.recall import RecallIndex
@@ -292,9 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")
+    parser.add_argument("--embed-cache", type=Path, help="keep the turns' vectors in this file across runs")
     args = parser.parse_args(argv)
     global EMBEDDER
     EMBEDDER = meanings.load(args.meaning, threads=os.cpu_count() or 1)
+    if EMBEDDER is not None and args.embed_cache:
+        EMBEDDER = CachedEmbedder(EMBEDDER, args.embed_cache)
     if args.related:
         return main_related(args)
     methods: dict[str, Weights | None] = {"plain BM25": None, "index BM25": Weights.bm25()}
