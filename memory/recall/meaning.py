@@ -103,9 +103,12 @@ class E5:
             return np.asarray(self._questions.query([text[:MAX_CHARS]])[0], dtype=np.float32)
 
 
-def load(setting: str = "on", *, threads: int = 1) -> Embedder | None:
-    """The embedder for ``RECALL_MEANING`` (on/off), or None when it is off or cannot load."""
-    if setting.strip().lower() in ("off", "0", "false", "no"):
+def load(on: bool = True, *, threads: int = 1) -> Embedder | None:
+    """The embedder, or None when ``on`` is False (``RECALL_MEANING=off``, read by bot.config) or it
+    cannot load."""
+    if not isinstance(on, bool):  # a setting's text ("off" is true): the caller parses it, strictly
+        raise TypeError(f"meaning.load takes on=True or False, got {on!r}")
+    if not on:
         return None
     try:
         return E5(threads=threads)
