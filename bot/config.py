@@ -113,6 +113,11 @@ def _on_off(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be on or off, got {raw!r}")
 
 
+def recall_meaning(env: Mapping[str, str]) -> bool:
+    """RECALL_MEANING (on/off, default on): the bot's setting, and what ``python -m bot search`` reads."""
+    return _on_off(env, "RECALL_MEANING", True)
+
+
 def _users(raw: str) -> list[int]:
     """The ids of ALLOWED_USERS in the order given (the first one is the owner unless OWNER_ID is set)."""
     ids: list[int] = []
@@ -194,7 +199,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         stream_interval=_float(env, "STREAM_INTERVAL", 1.0, minimum=0.05),
         telegram_rate_factor=_float(env, "TELEGRAM_RATE_FACTOR", 1.0, minimum=1.0),
         recall_turns=_int(env, "RECALL_TURNS", 5, minimum=0),
-        recall_meaning=_on_off(env, "RECALL_MEANING", True),
+        recall_meaning=recall_meaning(env),
         **_summary_settings(env),
         **_access_settings(env),
         **_ops_settings(env),

@@ -75,7 +75,7 @@ def make_assistant(
         ),
         summary_timeout=settings.summary_timeout,
         on_spend=on_spend,
-        recall=RecallIndex(settings.data_dir, meaning=meaning.load("on" if settings.recall_meaning else "off")),
+        recall=RecallIndex(settings.data_dir, meaning=meaning.load(settings.recall_meaning)),
         recall_turns=settings.recall_turns,
         web=WebSearch(settings.web, settings.timezone, model_supports=supports_web_search(settings.anthropic_model)),
         tools=reminder_tools(

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # memory.recall is imported where it is used: most test modules never need it
+    from memory.recall import RecallIndex
+    from memory.transcript import Transcript
 
 
 def stored(data_dir: Path, chat_id: int | str) -> list[dict[str, Any]]:
@@ -62,3 +72,103 @@ def turn_context(body: dict[str, Any]) -> str:
             content = m["content"]
             texts += [content] if isinstance(content, str) else [b.get("text", "") for b in content]
     return "\n".join(texts)
+
+
+# -- the recall index's background build, its worker held at a gate (test_recall_build, test_recall_deleted)
+BUDGET = 4_096  # bytes a question may index (the real default is 256 KiB)
+WAIT = 120.0  # generous: only reached if the code is broken
+GATE_SCRIPT = Path(__file__).with_name("recall_worker_gate.py")
+
+
+class Gate:
+    """Holds the worker process inside ``index_file`` (after ``free_calls`` batches) until opened;
+    counts the turns indexed in this process (on a question's path) meanwhile."""
+
+    def __init__(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path,
+        *,
+        free_calls: int = 0,
+        batch: int = 0,
+        hold: bool = False,
+    ) -> None:
+        from memory.recall import RecallIndex
+        from memory.recall import index as index_module
+
+        self.dir = tmp_path / "gate"
+        self.dir.mkdir()
+        self.caller_turns = 0
+        real = index_module.index_file
+
+        def counted(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+            n, more = real(*args, **kwargs)
+            self.caller_turns += n
+            return n, more
+
+        def command(index: RecallIndex, chat: str) -> list[str]:
+            flags = [str(self.dir), str(free_calls), str(batch), "1" if hold else "0"]
+            return [sys.executable, str(GATE_SCRIPT), *flags, "--", str(index.data_dir), str(index.path), chat]
+
+        monkeypatch.setattr(index_module, "index_file", counted)
+        monkeypatch.setattr(RecallIndex, "_worker_command", command)
+
+    def wait(self, name: str, timeout: float = WAIT) -> bool:
+        """Wait for the worker to write GATE_DIR/``name`` (polling; False only if it never comes)."""
+        deadline = time.monotonic() + timeout
+        while not (self.dir / name).exists():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def reached(self) -> bool:
+        return self.wait("reached")
+
+    def open(self) -> None:
+        (self.dir / "open").touch()
+
+    def worker(self) -> tuple[int, int]:
+        """The worker's pid and niceness."""
+        pid, nice = (self.dir / "worker").read_text().split()
+        return int(pid), int(nice)
+
+
+def plant(transcript: Transcript, chat: int | str, n: int, secret: str = "사물함 비밀번호는 8264야") -> None:
+    transcript.append(
+        chat,
+        [
+            {"role": "user", "content": secret, "at": "2026-08-01T10:00:00+09:00"},
+            {"role": "assistant", "content": "네, 기억할게요.", "at": "2026-08-01T10:00:00+09:00"},
+        ],
+    )
+    for i in range(n):
+        transcript.append(
+            chat,
+            [
+                {"role": "user", "content": f"오늘 {i}번째 잡담: 날씨가 좋네", "at": "2026-09-01T10:00:00+09:00"},
+                {"role": "assistant", "content": f"그렇네요 {i}", "at": "2026-09-01T10:00:00+09:00"},
+            ],
+        )
+
+
+def indexed(data_dir: Path, chat: str) -> int:
+    """The chat's document count in DATA_DIR/recall.sqlite3, read by a connection of its own (read-only:
+    it creates nothing)."""
+    con = sqlite3.connect(f"file:{data_dir / 'recall.sqlite3'}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT docs FROM chats WHERE chat=?", (chat,)).fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()
+
+
+@pytest.fixture(name="index")
+def budget_index(data_dir: Path) -> Iterator[RecallIndex]:
+    """The fixture ``index``: a RecallIndex that indexes at most BUDGET bytes on a question's path
+    (import ``budget_index`` into a test module to use it)."""
+    from memory.recall import RecallIndex
+
+    idx = RecallIndex(data_dir, sync_budget=BUDGET)
+    yield idx
+    idx.close()

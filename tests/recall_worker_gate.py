@@ -1,4 +1,5 @@
-"""The recall build worker (memory.recall.worker) held at a gate, for tests/test_recall_build.py.
+"""The recall build worker (memory.recall.worker) held at a gate: the worker side of tests.helpers.Gate
+(tests/test_recall_build.py, tests/test_recall_deleted.py).
 
     python tests/recall_worker_gate.py GATE_DIR FREE BATCH HOLD -- DATA_DIR INDEX CHAT
 

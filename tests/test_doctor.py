@@ -493,7 +493,7 @@ def test_recall_by_meaning_says_whether_the_model_loads_and_how_many_vectors_the
 
     t = Transcript(data_dir)
     t.append(42, [{"role": "user", "content": "We adopted a puppy"}, {"role": "assistant", "content": "Cute!"}])
-    with RecallIndex(data_dir, meaning=meaning.load("on")) as index:
+    with RecallIndex(data_dir, meaning=meaning.load(True)) as index:
         index.sync(42)
         index.embed(42)
     rc, lines = run_doctor(env_for(data_dir, RECALL_MEANING="on"), "--offline")

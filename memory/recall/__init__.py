@@ -48,19 +48,21 @@ does not cover), the ``search_memory`` tool with ``limit`` 5 (at most 20).
 With ``RecallIndex(data_dir, meaning=memory.recall.meaning.load())`` turns are also found by meaning
 (sentence vectors made in the background; ``index.embed(chat)`` makes the missing ones now).
 
-Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning), ``text``
+Modules: ``meaning`` (sentence vectors: the model, their table, the search by meaning), ``meaning_index``
+(RecallIndex's side of it: the vectors in memory, the thread that makes them, a question's vector), ``text``
 (terms: Porter-stemmed English, Hangul bigrams), ``stem``, ``lexicon`` (irregular forms, related
 words for query expansion), ``dates`` (dates in queries, session dates written out), ``build`` (the
 background builder of long histories), ``worker`` (the process it runs them in), ``store`` (SQLite
 schema: one FTS5 table for every chat, each chat in its own range of rowids; incremental indexing),
 ``lines`` (transcript lines read and split into terms before the write lock; who said a turn),
-``plan`` (the files on disk against the index), ``query`` (a query read against a chat: terms,
-related terms, idf on the chat's own statistics, dates, speakers, tense), ``names`` (whom a name in
-a query means, learned from how the people greet each other), ``candidates`` (the turns worth
-scoring, from a bounded number of postings), ``rank`` (BM25 scores re-scored with neighbouring
-turns, the session, dates, speaker and recency), ``tuning`` (its weights, and a thorough and a quick
-effort), ``pool`` (the bounded connections), ``index`` (RecallIndex, Hit), ``block`` (the related-
-memories block), ``verify`` (the index against the transcripts, for the doctor).
+``plan`` (the files on disk against the index; renamed and deleted files followed), ``query`` (a
+query read against a chat: terms, related terms, idf on the chat's own statistics, dates, speakers,
+tense), ``names`` (whom a name in a query means, learned from how the people greet each other),
+``candidates`` (the turns worth scoring, from a bounded number of postings), ``rank`` (BM25 scores
+re-scored with neighbouring turns, the session, dates, speaker and recency), ``tuning`` (its
+weights, and a thorough and a quick effort), ``pool`` (the bounded connections), ``index``
+(RecallIndex), ``hit`` (Hit, what a search returns), ``block`` (the related-memories block),
+``verify`` (the index against the transcripts, for the doctor).
 
 Transcripts converted from elsewhere work as well: a speaker's name in ``name`` or as a
 ``"Name: "`` prefix (or, with neither, inferred from how the two roles greet each other), both
@@ -71,7 +73,8 @@ recall), bench.recall_speed (a chat of a million messages), bench.recall_chats (
 
 from memory.recall.block import hit_lines, related_block
 from memory.recall.build import IndexStatus
-from memory.recall.index import Hit, RecallIndex
+from memory.recall.hit import Hit
+from memory.recall.index import RecallIndex
 from memory.recall.verify import IndexReport, inspect_index, verify_index
 
 __all__ = [

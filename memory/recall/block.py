@@ -1,7 +1,7 @@
 """Text for recalled turns: the ``[관련 기억 / Related memories]`` block of the automatic recall,
 and the lines of a ``/search`` answer.
 
-Which hits are good enough is ``Hit.relevant`` (memory.recall.index); this module only formats.
+Which hits are good enough is ``Hit.relevant`` (memory.recall.hit); this module only formats.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory.recall.index import Hit
+from memory.recall.hit import Hit
 from memory.window import shorten
 
 TURN_CHARS = 600  # longest text of one recalled message in the block

