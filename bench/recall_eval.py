@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-cache", type=Path, help="keep the turns' vectors in this file across runs")
     args = parser.parse_args(argv)
     global EMBEDDER
-    EMBEDDER = meanings.load(args.meaning, threads=os.cpu_count() or 1)
+    EMBEDDER = meanings.load(args.meaning == "on", threads=os.cpu_count() or 1)
     if EMBEDDER is not None and args.embed_cache:
         EMBEDDER = CachedEmbedder(EMBEDDER, args.embed_cache)
     if args.related:

@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     if args.only != "kiwi":
         results.append(measure(convs, "bigram"))
-        embedder = meanings.load("on", threads=os.cpu_count() or 1) if args.meaning else None
+        embedder = meanings.load(True, threads=os.cpu_count() or 1) if args.meaning else None
         if embedder is not None:
             results.append(measure(convs, "bigram+meaning", embedder))
     if args.only != "bigram":

