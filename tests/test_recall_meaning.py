@@ -28,6 +28,7 @@ CONCEPTS = {
     "hike": 1, "fit": 1, "marathon": 1, "running": 1,
     "flight": 2, "tokyo": 2, "passport": 2, "japan": 2,
     "soup": 3, "dinner": 3, "kimchi": 3,
+    "buddy": 5, "pal": 5, "mate": 5,  # what every turn of a friendly chat is a little about
 }  # fmt: skip
 DIM = 8
 
@@ -103,6 +104,50 @@ def test_a_question_finds_the_turn_that_says_it_in_other_words(transcript, data_
     # the words still count: a question in the turn's own words finds it first too
     with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
         assert "Tokyo" in index.search("7", "When is my flight to Tokyo?", 1)[0].content
+
+
+def chummy_chat(transcript: Transcript, fillers: int) -> None:
+    """``fillers`` turns of small talk, all about the same thing, and one about the puppy."""
+    small_talk = ["Hey buddy!", "Good to hear, buddy", "Same here, buddy", "Thanks buddy", "Cheers buddy"]
+    lines = [msg("user" if i % 2 else "assistant", f"{small_talk[i % 5]} ({i})") for i in range(fillers)]
+    lines.insert(fillers // 2, msg("user", "We adopted a puppy last week"))
+    transcript.append("7", lines)
+
+
+def test_a_long_chat_is_compared_around_its_mean_so_small_talk_does_not_crowd_out_the_answer(
+    transcript, data_dir, monkeypatch
+):
+    # the question is mostly about what the whole chat is about ("pal"), a little about the puppy:
+    # as they are, the small talk is closer to it than the puppy; around the chat's mean, the puppy
+    chummy_chat(transcript, fillers=meanings.CENTRE_MIN + 20)
+    question = "Pal, my pal, would she need a leash?"
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        index.sync("7")
+        index.embed("7")
+        assert "puppy" in index.search("7", question, 1)[0].content
+    monkeypatch.setattr(meanings, "CENTRE_MIN", 10**9)  # compared as they are
+    with RecallIndex(data_dir, meaning=ConceptEmbedder()) as index:
+        hits = index.search("7", question, 3)
+    assert hits and all("puppy" not in h.content for h in hits)
+
+
+def test_the_similarity_around_the_mean_is_the_centred_cosine_and_a_small_chat_keeps_the_raw_one():
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(meanings.CENTRE_MIN + 5, DIM)).astype(np.float32) + 2.0  # far from centred
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    question = vectors[3] + 0.1 * rng.normal(size=DIM).astype(np.float32)
+    question /= np.linalg.norm(question)
+    ids = np.arange(len(vectors), dtype=np.int64)
+    m = meanings._Matrix(1, len(ids) - 1, ids, vectors, {int(i): int(i) for i in ids})
+    sims, floor = m.similarities(question, 0.75)
+    centred = vectors - vectors.mean(axis=0)
+    want = centred @ (question - vectors.mean(axis=0))
+    want /= np.linalg.norm(centred, axis=1) * np.linalg.norm(question - vectors.mean(axis=0))
+    assert np.allclose(sims, want, atol=1e-4) and floor == meanings.CENTRED_FLOOR
+    assert not np.allclose(sims, vectors @ question, atol=0.05)  # it is not the cosine as it is
+    small = meanings._Matrix(1, 9, ids[:10], vectors[:10], {i: i for i in range(10)})
+    sims, floor = small.similarities(question, 0.75)
+    assert np.allclose(sims, vectors[:10] @ question) and floor == 0.75
 
 
 def test_without_the_meaning_weight_the_vectors_change_nothing(transcript, data_dir):

@@ -5,9 +5,16 @@ for "I did a 10-mile hike"; "Would he need a leash?" for "we adopted a puppy"). 
 most answers (memory.recall.rank); the meaning finds these. Each turn of a chat's newest
 ``WINDOW`` gets a unit vector (the ``vecs`` table, float16) and a search compares the question's
 vector with them: the ``top`` closest turns join the candidates, and every candidate's own score
-gains ``Weights.meaning`` of the query's full weight times how far its similarity is above the
-model's ``floor`` (memory.recall.rank). Who said it, when, and what is around it still count
-as for words.
+gains ``Weights.meaning`` of the query's full weight times how far its similarity is above a
+``floor`` (memory.recall.rank). Who said it, when, and what is around it still count as for words.
+
+The vectors are compared around the chat's own mean (``centred``): a small model puts every turn of
+a conversation close to every other (E5's cosines of unrelated turns are 0.7-0.85), and the small
+talk that is close to everything ("Hi! How have you been?") came before what answers the question.
+Taking the chat's mean vector away from the turns and the question leaves what sets a turn apart
+from the rest of the chat (a common fix for a crowded embedding space, "all-but-the-top"); a chat
+of fewer than ``CENTRE_MIN`` vectors, whose mean says little yet, is compared as it is, above the
+model's ``floor``.
 
 The vectors are filled in the background, never on a question's path: a chat whose newest turn
 is past its mark (meta ``meaning:<chat id>``: the highest turn id looked at) is handed by the
@@ -50,6 +57,8 @@ CACHE_BYTES = 64 << 20  # vectors kept in memory for the chats searched lately
 MODEL_KEY = "meaning:model"  # meta: the name of the model the vectors are from
 MARK_KEY = "meaning:"  # meta key prefix (+ chat number): the highest turn id looked at for a vector
 NICE = 10  # the builder thread's niceness: the bot's own threads get the CPU first
+CENTRE_MIN = 100  # a chat with fewer vectors compares them as they are (its mean says little yet)
+CENTRED_FLOOR = 0.05  # the similarity around the chat's mean that counts (unrelated turns: about 0)
 MAX_CHARS = 600  # characters of a text that are embedded: the model reads 512 tokens at most, and its
 # time grows faster than the length (a pasted 20,000-character message took 18 s, 50 characters 43 ms)
 
@@ -244,7 +253,7 @@ class Dense:
     """The meaning side of one search: the closest turns, and any turn's similarity."""
 
     top: list[int]  # the closest turn ids, closest first
-    floor: float
+    floor: float  # the similarity of unrelated turns: only what is above it counts
     _rows: dict[int, int]
     _sims: Any
 
@@ -260,10 +269,33 @@ class _Matrix:
     ids: Any  # int64 (n,)
     vectors: Any  # float32 (n, dim)
     rows: dict[int, int]
+    mean: Any = None  # float32 (dim,): the chat's mean vector, None below CENTRE_MIN vectors
+    dots: Any = None  # float32 (n,): each vector's dot product with the mean
+    norms: Any = None  # float32 (n,): each vector's length once the mean is taken away
+
+    def __post_init__(self) -> None:
+        if len(self.ids) >= CENTRE_MIN:
+            self.mean = self.vectors.mean(axis=0)
+            self.dots = self.vectors @ self.mean
+            square = np.einsum("ij,ij->i", self.vectors, self.vectors) - 2 * self.dots + self.mean @ self.mean
+            self.norms = np.sqrt(np.maximum(square, 1e-12))
 
     @property
     def nbytes(self) -> int:
-        return int(self.vectors.nbytes + self.ids.nbytes) + 100 * len(self.rows)
+        centre = 0 if self.mean is None else self.mean.nbytes + self.dots.nbytes + self.norms.nbytes
+        return int(self.vectors.nbytes + self.ids.nbytes + centre) + 100 * len(self.rows)
+
+    def similarities(self, question: Any, floor: float) -> tuple[Any, float]:
+        """Every vector's cosine with ``question``, centred on the chat's mean when it has one (see
+        the module's docstring), and the floor that goes with them: (v - m)·(q - m) / |v - m||q - m|,
+        computed from v·q without a centred copy of the matrix."""
+        raw = self.vectors @ question
+        if self.mean is None:
+            return raw, floor
+        q_dot_mean = float(question @ self.mean)
+        q_norm = float(np.sqrt(max(float(question @ question) - 2 * q_dot_mean + float(self.mean @ self.mean), 1e-12)))
+        centred = (raw - self.dots - q_dot_mean + float(self.mean @ self.mean)) / (self.norms * q_norm)
+        return centred, CENTRED_FLOOR
 
 
 class Vectors:
@@ -324,11 +356,11 @@ class Vectors:
     ) -> Dense | None:
         """The ``top`` turns closest to the question (``question()`` embeds it, only when the chat has
         vectors), or None when it has none; ``now``: the chat's ``mark`` (what the vectors in memory are
-        checked against)."""
+        checked against); ``floor``: the model's, for a chat too small to be compared around its mean."""
         m = self._load(conn, chat, now)
         if m is None or top <= 0:
             return None
-        sims = m.vectors @ question()
+        sims, floor = m.similarities(question(), floor)
         k = min(top, len(sims))
         best = np.argpartition(-sims, k - 1)[:k]
         best = best[np.argsort(-sims[best])]

@@ -25,8 +25,8 @@
    "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
-   similarity above the model's floor, scaled to 0..1)``: a turn that says it in other words
-   scores like one holding some of the query's words.
+   similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
+   vector: a turn that says it in other words scores like one holding the query's words.
 4. A turn with the same text as a better one (small talk repeats itself) keeps ``duplicate`` of
    its score for each, so the places go to different turns.
 
@@ -202,7 +202,7 @@ def rank(
 
     def own(t: Turn) -> None:
         _bm25(t, q, avgdl)
-        if dense is not None:  # meaning: the share of the similarity above the model's floor
+        if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
             t.own += scale * max(0.0, dense.similarity(t.id) - dense.floor) / (1 - dense.floor)
 
     for t in pool.values():

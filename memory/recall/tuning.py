@@ -47,7 +47,7 @@ class Effort:
     relevant_only: bool = False  # only turns that can be ``relevant`` (the automatic recall)
     lengths: bool = True  # the estimate of the rare terms' best turns reads their lengths
     neighbours: int = 6  # turns on each side read at once to find the two live ones next to a turn
-    meaning: int = 20  # turns closest in meaning added to the candidates (memory.recall.meaning); 0: by words only
+    meaning: int = 40  # turns closest in meaning added to the candidates (memory.recall.meaning); 0: by words only
 
 
 THOROUGH = Effort()
@@ -76,7 +76,7 @@ class Weights:
     thread: float = 0.3  # adds this share of the own score of the turn its speaker said before the question it answers
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
-    meaning: float = 0.6  # adds this share of the query's weight times the similarity above the model's floor
+    meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
 
     @classmethod
     def bm25(cls) -> Weights:
