@@ -19,7 +19,12 @@ after its index is complete; median and 90th percentile), and,
 how long the background build took and the long chat's next answer once it is built.
 Target (issue 20): the first answer within 1 s of the model's latency; the other chat not slowed.
 
-    python -m bench.recall_first_answer [--messages 1000000] [--quick] [--only after ...]
+``--meaning``: with recall by meaning, as the bot runs it (the model on one thread; the small chat's
+vectors made before it is timed, so its questions are embedded idle too). After the long chat's
+words are indexed, its newest turns get their vectors from the index's background thread (about
+15 minutes of one core at 20,000 turns): the small chat is also timed meanwhile.
+
+    python -m bench.recall_first_answer [--messages 1000000] [--quick] [--only after ...] [--meaning]
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from bench.recall_speed import write_chat
 from bot.claude.model import FakeModel
 from bot.core.ask import Assistant
 from memory.recall import RecallIndex
+from memory.recall import meaning as meanings
 from memory.recall.build import BuildIn
 from memory.recall.index import SYNC_BUDGET
 from memory.recall.store import remove_database
@@ -72,8 +78,8 @@ async def turn(assistant: Assistant, chat: str, i: int) -> float:
     return elapsed
 
 
-async def run(data: Path, budget: int | None, build_in: BuildIn) -> dict[str, float]:
-    index = RecallIndex(data, sync_budget=budget, build_in=build_in)
+async def run(data: Path, budget: int | None, build_in: BuildIn, meaning: bool = False) -> dict[str, float]:
+    index = RecallIndex(data, sync_budget=budget, build_in=build_in, meaning=meanings.load(meaning))
     model = FakeModel(["네, 알겠어요."] * 10_000)
     assistant = Assistant(
         transcript=Transcript(data),
@@ -82,6 +88,7 @@ async def run(data: Path, budget: int | None, build_in: BuildIn) -> dict[str, fl
         recall=index,
     )
     index.sync(OTHER)
+    index.embed(OTHER)  # its vectors, if by meaning: made before it is timed
     for i in range(3):  # warm-up
         await turn(assistant, OTHER, i)
     idle = [await turn(assistant, OTHER, i) for i in range(IDLE_QUESTIONS)]
@@ -100,10 +107,19 @@ async def run(data: Path, budget: int | None, build_in: BuildIn) -> dict[str, fl
     first_answer = await first
     await asyncio.to_thread(index.wait_built)
     built = time.perf_counter() - t0
-    after_build = await turn(assistant, LONG, 1)
     idle += [await turn(assistant, OTHER, i) for i in range(IDLE_QUESTIONS)]  # idle again, built
-    index.close()
+    after_build = await turn(assistant, LONG, 1)  # also hands the long chat to the meaning builder
+    vectors: list[float] = []
+    while meaning and not index.meaning_builder.idle() and len(vectors) < BUSY_QUESTIONS:
+        vectors.append(await turn(assistant, OTHER, len(vectors)))
+        await asyncio.sleep(PAUSE)
+    vectors_busy = not index.meaning_builder.idle()
+    index.close()  # the long chat's vectors are not waited for: a quarter of an hour
     return {
+        "vec_med": statistics.median(vectors) if vectors else float("nan"),
+        "vec_p90": pct(vectors, 0.9),
+        "vec_n": len(vectors),
+        "vec_busy": float(vectors_busy),
         "first": first_answer,
         "idle_med": statistics.median(idle),
         "idle_p90": pct(idle, 0.9),
@@ -120,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100,000 messages")
     parser.add_argument("--only", choices=("before", "thread", "after"), nargs="+", help="run only these ways")
+    parser.add_argument("--meaning", action="store_true", help="with recall by meaning (see above)")
     args = parser.parse_args(argv)
     messages = 100_000 if args.quick else args.messages
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
@@ -140,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{messages:,} messages written in {time.perf_counter() - t0:.1f} s (no index)", flush=True)
         for name, budget, build_in in modes:
             remove_database(data / "recall.sqlite3")
-            results[name] = asyncio.run(run(data, budget, build_in))
+            results[name] = asyncio.run(run(data, budget, build_in, args.meaning))
             r = results[name]
             print(
                 f"{name:>6}: first answer {r['first'] * 1e3:,.0f} ms; small chat idle {r['idle_med'] * 1e3:.1f} ms "
@@ -160,6 +177,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['busy_med'] / r['idle_med']:>7.2f} {r['idle_p90'] * 1e3:>9.1f} {r['busy_p90'] * 1e3:>9.1f} "
             f"{r['built']:>10.1f}"
         )
+    if args.meaning:
+        print("\nsmall chat while the long chat's vectors are made (ms, median / p90, 'x idle' as above)")
+        for name, r in results.items():
+            print(
+                f"{name:>7} {r['vec_med'] * 1e3:.1f} / {r['vec_p90'] * 1e3:.1f} ({int(r['vec_n'])} questions, "
+                f"{r['vec_med'] / r['idle_med']:.2f} x idle)" + ("" if r["vec_busy"] else ", the builder done before")
+            )
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     after = results.get("after")
     if after is None:
