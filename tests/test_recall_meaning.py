@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.recall import RecallIndex
+from memory.recall import RecallIndex, build
 from memory.recall import meaning as meanings
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
@@ -180,6 +181,53 @@ def test_vectors_are_made_in_the_background_never_on_the_questions_path(transcri
         # and the search sees it (the vectors in memory are refreshed)
         hits = index.search("7", "Would she need a leash?", 3, sync=False)
         assert any("dog loves" in h.content for h in hits)  # no word in common: found by its vector
+
+
+class BatchByBatch(ConceptEmbedder):
+    """Each batch of turns waits for the test's go, and says that it started."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches = 0
+        self.started = threading.Semaphore(0)
+        self.go = threading.Semaphore(0)
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        self.batches += 1
+        self.started.release()
+        assert self.go.acquire(timeout=30), "the test never let the batch go on"
+        return super().passages(texts)
+
+
+def waiting_for_questions(builder: build.Builder) -> bool:
+    """Whether the builder's thread is blocked in its wait for the questions in progress to end."""
+    thread = builder._thread
+    frame = sys._current_frames().get(thread.ident) if thread is not None and thread.ident else None
+    names = []
+    while frame is not None and len(names) < 3:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return names == ["wait", "wait_for", "may_go_on"]
+
+
+def test_the_meaning_builder_starts_no_batch_while_a_question_is_in_progress(transcript, data_dir, monkeypatch):
+    monkeypatch.setattr(build, "MAX_YIELD", 60.0)  # it waits as long as the question takes (the bot: 0.25 s at most)
+    turns = meanings.BATCH * 2 + 5  # three batches
+    transcript.append("7", [msg("user" if i % 2 else "assistant", f"turn {i} about the puppy") for i in range(turns)])
+    embedder = BatchByBatch()
+    with RecallIndex(data_dir, meaning=embedder) as index:
+        index.catch_up("7")  # indexes the words and hands the chat to the meaning builder
+        assert embedder.started.acquire(timeout=30)  # its first batch is under way
+        with index.foreground():  # a question is being prepared …
+            embedder.go.release()  # … the first batch ends: the builder waits for the question
+            deadline = time.monotonic() + 30
+            while not waiting_for_questions(index.meaning_builder) and embedder.batches == 1:
+                assert time.monotonic() < deadline, "the builder neither waited nor went on"
+                time.sleep(0.005)
+            assert embedder.batches == 1 and len(vector_ids(data_dir)) == meanings.BATCH
+        embedder.go.release(2)  # the question is done: the other two batches
+        assert index.meaning_builder.wait_idle(30)
+    assert embedder.batches == 3 and len(vector_ids(data_dir)) == turns
 
 
 def test_only_the_newest_window_of_turns_gets_vectors(transcript, data_dir, monkeypatch):
