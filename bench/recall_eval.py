@@ -236,7 +236,11 @@ def table(found: dict[str, dict[str, list[int]]], title: str) -> None:
 def check_cli(case: Case, data_dir: Path) -> None:
     """Run the real ``python -m bot search --stdin`` and compare with the in-process results."""
     queries = [q for q, _, _ in case.questions]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "RECALL_MEANING": "on" if EMBEDDER is not None else "off",
+    }
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "bot", "search", "--chat", case.chat, "--limit", "10", "--stdin",
@@ -246,7 +250,7 @@ def check_cli(case: Case, data_dir: Path) -> None:
     elapsed = time.perf_counter() - t0
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(out) == len(queries), (len(out), len(queries))
-    with RecallIndex(data_dir) as idx:
+    with RecallIndex(data_dir, meaning=EMBEDDER) as idx:  # the vectors the CLI used: those in the index
         for q, got in zip(queries, out, strict=True):
             assert got["query"] == q
             want = [(r.get("file"), r["line"]) for r in search_json(idx, case.chat, q, 10, None)]
