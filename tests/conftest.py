@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -120,8 +121,10 @@ class BotProcess:
         log_path: Path,
         args: tuple[str, ...] = (),
         preexec: Callable[[], None] | None = None,
+        rlimits: dict[int, tuple[int, int]] | None = None,
     ) -> None:
-        self.preexec = preexec  # run in the child before the bot starts (e.g. a resource limit)
+        self.preexec = preexec  # run in the child before the bot starts
+        self.rlimits = rlimits or {}  # resource.setrlimit in the child before the bot starts (forked or not)
         self.env = env
         self.cwd = cwd
         self.log_path = log_path
@@ -132,7 +135,7 @@ class BotProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115
         server = ForkServer.for_env(self.env) if self.preexec is None else None
         if server is not None:
-            self.proc = server.spawn(list(self.args), self.env, self.cwd, self.log_path)
+            self.proc = server.spawn(list(self.args), self.env, self.cwd, self.log_path, rlimits=self.rlimits)
             return self
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", *self.args],
@@ -140,9 +143,15 @@ class BotProcess:
             env=self.env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=self.preexec,
+            preexec_fn=self._preexec,
         )
         return self
+
+    def _preexec(self) -> None:
+        for which, limits in self.rlimits.items():
+            resource.setrlimit(which, limits)
+        if self.preexec is not None:
+            self.preexec()
 
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> int:
         """Send ``sig`` (SIGTERM by default), then wait; returns the exit code."""
@@ -210,15 +219,21 @@ def bot_env(
 
 @pytest.fixture
 def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegram) -> Iterator:
-    """start_bot(*args, preexec=None, **env_overrides) -> a started, polling BotProcess. All are stopped at the end."""
+    """start_bot(*args, preexec=None, rlimits=None, **env_overrides) -> a started, polling BotProcess.
+    All are stopped at the end."""
     procs: list[BotProcess] = []
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
 
-    def start(*args: str, preexec: Callable[[], None] | None = None, **overrides: str) -> BotProcess:
+    def start(
+        *args: str,
+        preexec: Callable[[], None] | None = None,
+        rlimits: dict[int, tuple[int, int]] | None = None,
+        **overrides: str,
+    ) -> BotProcess:
         env = {**bot_env, **overrides}
         before = len(fake_telegram.calls_of("getUpdates"))
-        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args, preexec).start()
+        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args, preexec, rlimits).start()
         procs.append(p)
         fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("getUpdates")) > before, timeout=30)
         return p

@@ -12,21 +12,23 @@ preloaded libraries reads the environment then (``PRELOAD``; ``anthropic`` reads
 at import, which no test sets).
 
 ``TEST_FORKSERVER=0`` turns it off (every bot is a plain ``subprocess.Popen``); a test that passes a
-``preexec`` callable always gets a plain one.
+``preexec`` callable always gets a plain one (resource limits go with the request instead: ``rlimits``).
 
 Protocol: JSON messages on a unix socket (SOCK_SEQPACKET, so each is whole). The client sends
 ``{"id", "args", "env", "cwd", "log" or the child's stdin, stdout and stderr as descriptors beside
-the message, "tty"}``; the server answers ``{"id", "pid"}`` once it forked (or ``{"id", "error"}``),
-and ``{"exit": pid, "code": n, "cpu": s}`` when a child ends (``n`` as ``Popen.returncode``: negative
-for a signal).
+the message, "tty", "module" (``bot``), "rlimits" (optional)}``; the server answers ``{"id", "pid"}``
+once it forked (or ``{"id", "error"}``), and ``{"exit": pid, "code": n, "cpu": s}`` when a child ends
+(``n`` as ``Popen.returncode``: negative for a signal).
 """
 
 from __future__ import annotations
 
 import fcntl
+import gc
 import io
 import json
 import os
+import resource
 import runpy
 import selectors
 import signal
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import termios
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,8 +51,12 @@ PRELOAD = (
     "pydantic",
     "PIL.Image",
     "pypdf",
+    "numpy",  # memory.recall imports it (~0.15 s of CPU a bot)
+    "dotenv",
+    "sqlite3",
 )
-"""Third-party libraries imported once in the server (never the bot's own modules)."""
+"""Third-party libraries imported once in the server (never the bot's own modules, unless a test asks
+for more: ``ForkServer.for_env(env, preload=...)``)."""
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,14 +64,17 @@ ROOT = Path(__file__).resolve().parent.parent
 # --- the server (``python -m tests.forkserver``) --------------------------------------------------
 
 
-def _preload() -> None:
+def _preload(extra: Sequence[str] = ()) -> None:
     import importlib
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *extra):
         try:
             importlib.import_module(name)
         except ImportError:  # an optional library: the child imports it itself if it needs it
             pass
+    # what is loaded now stays for good: out of the garbage collector's sight, so that a child's
+    # collections neither walk those objects nor copy the pages they are on
+    gc.freeze()
 
 
 def _serve(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
@@ -135,7 +145,10 @@ def _fresh_stdio() -> None:
 
 
 def _become(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: turn into ``python -m bot <args>`` and run it."""
+    """In the forked child: turn into ``python -m <module> <args>`` (``bot`` unless the request names
+    another module) and run it."""
+    for which, soft, hard in request.get("rlimits", ()):  # as a preexec_fn setting them would
+        resource.setrlimit(which, (soft, hard))
     if fds:  # the client's stdin, stdout and stderr
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -155,14 +168,14 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.path[0] = os.getcwd()  # what ``python -m`` puts first
-    sys.argv = ["-m", *request["args"]]  # runpy puts bot/__main__.py's path first, as -m does
-    runpy.run_module("bot", run_name="__main__", alter_sys=True)
+    sys.argv = ["-m", *request["args"]]  # runpy puts the module's path first, as -m does
+    runpy.run_module(request.get("module", "bot"), run_name="__main__", alter_sys=True)
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on pytest must not kill the server first
     channel = socket.socket(fileno=int(sys.argv[1]))
-    _preload()
+    _preload(sys.argv[2:])
     child = _serve(channel)
     if child is None:
         return
@@ -261,22 +274,32 @@ STARTUP_ENV = (
     "PYTHONOPTIMIZE",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",
+    "OPENBLAS_NUM_THREADS",  # numpy's OpenBLAS sizes its threads when it loads
+    "OMP_NUM_THREADS",
+    "NUMPY_MADVISE_HUGEPAGE",
+    "NPY_DISABLE_CPU_FEATURES",
 )
 """What Python (or a preloaded library) reads while it starts: a child's must equal its server's, so
 there is one server per combination the tests use (in practice one)."""
 
 
-class ForkServer:
-    """A fork server for one start-up environment, started on first use (one set per test process)."""
+def startup_env(env: dict[str, str]) -> dict[str, str]:
+    """The part of ``env`` that a server and its children must share (STARTUP_ENV)."""
+    return {k: env[k] for k in STARTUP_ENV if k in env}
 
-    _servers: dict[tuple[tuple[str, str], ...], ForkServer] = {}
+
+class ForkServer:
+    """A fork server for one start-up environment (and set of preloaded modules), started on first
+    use (one set per test process)."""
+
+    _servers: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], ForkServer] = {}
     children_cpu = 0.0  # CPU seconds of the children that ended so far (for profiling the suite)
     _lock = threading.Lock()
 
-    def __init__(self, startup: dict[str, str]) -> None:
+    def __init__(self, startup: dict[str, str], preload: Sequence[str] = ()) -> None:
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.forkserver", str(theirs.fileno())],
+            [sys.executable, "-m", "tests.forkserver", str(theirs.fileno()), *preload],
             cwd=ROOT,
             env=startup,  # the child's sys.path: its own working directory first, then this PYTHONPATH
             stdin=subprocess.DEVNULL,
@@ -292,17 +315,26 @@ class ForkServer:
         threading.Thread(target=self._read, name="forkserver-replies", daemon=True).start()
 
     @classmethod
-    def for_env(cls, env: dict[str, str]) -> ForkServer | None:
-        """The server for a child with this environment, or None when fork servers are turned off."""
+    def for_env(cls, env: dict[str, str], preload: Sequence[str] = ()) -> ForkServer | None:
+        """The server for a child with this environment, or None when fork servers are turned off.
+        ``preload``: modules the server imports besides PRELOAD (for children that never read the
+        environment while those modules load, e.g. the crash suite's workers)."""
         if os.environ.get("TEST_FORKSERVER", "1") == "0" or not _can_watch_children():
             return None
-        startup = {k: env[k] for k in STARTUP_ENV if k in env}
-        key = tuple(sorted(startup.items()))
+        startup = startup_env(env)
+        key = (tuple(sorted(startup.items())), tuple(preload))
         with cls._lock:
             server = cls._servers.get(key)
             if server is None or server._closed:
-                server = cls._servers[key] = cls(startup)
+                server = cls._servers[key] = cls(startup, preload)
             return server
+
+    @classmethod
+    def private(cls, env: dict[str, str], preload: Sequence[str] = ()) -> ForkServer | None:
+        """Like ``for_env``, but a server of the caller's own, which the caller closes."""
+        if os.environ.get("TEST_FORKSERVER", "1") == "0" or not _can_watch_children():
+            return None
+        return cls(startup_env(env), preload)
 
     @classmethod
     def close_all(cls) -> None:
@@ -336,11 +368,14 @@ class ForkServer:
         stdout: int | None = None,
         stderr: int | None = None,
         tty: bool = False,
+        module: str = "bot",
+        rlimits: dict[int, tuple[int, int]] | None = None,
     ) -> ForkedProcess:
-        """``python -m bot <args>``: with ``log``, stdin from /dev/null and its output to the file;
-        else ``stdin``/``stdout``/``stderr`` each a descriptor, ``subprocess.PIPE`` (the returned
-        process has the other end), or for stderr ``subprocess.STDOUT``. ``tty``: a new session
-        whose controlling terminal is the pty on its stdin (``start_new_session`` + TIOCSCTTY)."""
+        """``python -m bot <args>`` (or ``-m module``): with ``log``, stdin from /dev/null and its
+        output to the file; else ``stdin``/``stdout``/``stderr`` each a descriptor, ``subprocess.PIPE``
+        (the returned process has the other end), or for stderr ``subprocess.STDOUT``. ``tty``: a new
+        session whose controlling terminal is the pty on its stdin (``start_new_session`` + TIOCSCTTY).
+        ``rlimits``: ``resource.setrlimit`` limits set in the child before it runs the module."""
         mine: dict[str, int] = {}
         theirs: list[int] = []
         close_after: list[int] = []
@@ -361,7 +396,10 @@ class ForkServer:
         with self._send_lock:
             self._next_id += 1
             request_id = self._next_id
-            request = {"id": request_id, "args": args, "env": env, "cwd": str(cwd), "tty": tty}
+            request: dict[str, Any] = {"id": request_id, "args": args, "env": env, "cwd": str(cwd), "tty": tty}
+            request["module"] = module
+            if rlimits:
+                request["rlimits"] = [[which, soft, hard] for which, (soft, hard) in rlimits.items()]
             if log is not None:
                 request["log"] = str(log)
             socket.send_fds(self.channel, [json.dumps(request).encode()], theirs)
@@ -377,7 +415,7 @@ class ForkServer:
             for fd in mine.values():
                 os.close(fd)
             raise OSError(answer["error"])
-        return ForkedProcess(self, answer["pid"], [sys.executable, "-m", "bot", *args], mine)
+        return ForkedProcess(self, answer["pid"], [sys.executable, "-m", module, *args], mine)
 
     def exit_code(self, pid: int) -> int | None:
         with self._changed:
@@ -389,12 +427,19 @@ class ForkServer:
             return self._exits.get(pid)
 
     def close(self) -> None:
-        self.channel.close()  # the server sees the end and exits
+        # shutdown, not just close: the reply thread is blocked in recv() on this socket, and a close()
+        # alone leaves the socket open until that call returns, so the server never saw the end and
+        # was killed after waiting 10 s (at the end of every test process, for each of its servers)
+        try:
+            self.channel.shutdown(socket.SHUT_RDWR)  # the server sees the end and exits
+        except OSError:  # the server is gone already
+            pass
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.channel.close()
 
 
 def popen_bot(
