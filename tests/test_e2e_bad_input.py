@@ -9,7 +9,8 @@ from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import ATTACHMENTS, FakeTelegram
 from tests.helpers import convo
 
-FAST = {"STREAM_INTERVAL": "0.1"}
+FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
+"""Previews every 0.1 s; the fake has no flood limit: no second between two messages in a chat."""
 TEXT_ONLY = "지금은 글(텍스트), 사진, PDF와 텍스트 파일만 이해할 수 있어요"
 
 
