@@ -21,7 +21,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.http import hang_guard
 from tests.fakes.messages_rules import validate
 from tests.fakes.telegram_server import FakeTelegram
-from tests.forkserver import ForkedProcess, ForkServer
+from tests.forkserver import ForkedProcess, ForkServer, share_between_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -242,6 +242,22 @@ def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegr
     for p in procs:
         if p.proc is not None and p.proc.poll() is None:
             p.stop()
+
+
+_SHARED_SERVERS_DONE = pytest.StashKey[Callable[[], None]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process that runs parallel workers (./test.sh), before it starts them: the workers share
+    their fork servers (one per start-up environment for the run, not one in each worker)."""
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        config.stash[_SHARED_SERVERS_DONE] = share_between_workers()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    done = config.stash.get(_SHARED_SERVERS_DONE, None)
+    if done is not None:
+        done()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
