@@ -51,6 +51,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=weight)  # stable: the same order in every worker
 
 
+@pytest.fixture(scope="session")
+def no_ca_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty directory of trusted certificates, for SSL_CERT_DIR.
+
+    No test talks TLS: every server is a fake on http://127.0.0.1. Yet every HTTP client (httpx's,
+    the Anthropic SDK's httpx2) makes an SSL context when it is created, reading a whole CA bundle
+    (~40 ms of CPU; the suite makes hundreds of clients, in the tests and in every bot process). With
+    SSL_CERT_DIR (and no SSL_CERT_FILE) they look certificates up in this directory instead, only
+    when a TLS connection asks for one, which none does."""
+    return tmp_path_factory.mktemp("no-ca-store")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_ca_bundle(no_ca_store: Path) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SSL_CERT_FILE", raising=False)
+        mp.setenv("SSL_CERT_DIR", str(no_ca_store))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own DATA_DIR; nothing touches ./data."""
@@ -196,7 +216,7 @@ class BotProcess:
 
 @pytest.fixture
 def bot_env(
-    tmp_path: Path, data_dir: Path, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+    tmp_path: Path, data_dir: Path, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, no_ca_store: Path
 ) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
     return {
@@ -214,6 +234,7 @@ def bot_env(
         "DAILY_MESSAGE_LIMIT": "0",
         "DAILY_TOKEN_LIMIT": "0",
         "RECALL_MEANING": "off",  # ~50 ms of CPU a stored turn: test_recall_meaning turns it on
+        "SSL_CERT_DIR": str(no_ca_store),  # no CA bundle read for each HTTP client: no test talks TLS
     }
 
 
