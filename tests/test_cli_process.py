@@ -48,6 +48,7 @@ def cli_env(data_dir: Path, fake_anthropic: FakeAnthropic) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": fake_anthropic.url,
         "ANTHROPIC_MAX_RETRIES": "0",
         "DATA_DIR": str(data_dir),
+        "RECALL_MEANING": "off",  # as in bot_env: no embedding model loaded, no vectors made (~50 ms a turn)
     }
 
 
