@@ -41,6 +41,7 @@ import sys
 import tempfile
 import termios
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -76,9 +77,44 @@ def _preload(extra: Sequence[str] = ()) -> None:
             importlib.import_module(name)
         except ImportError:  # an optional library: the child imports it itself if it needs it
             pass
+    _warm_sdk()
     # what is loaded now stays for good: out of the garbage collector's sight, so that a child's
     # collections neither walk those objects nor copy the pages they are on
     gc.freeze()
+
+
+def _warm_sdk() -> None:
+    """What the Anthropic SDK builds on first use and then keeps, built once here: the pydantic schemas
+    of the models it reads and the type adapters of its stream events (~0.1 s of CPU in every bot,
+    which reads the model's Models API entry at start and streams its answers). One Models API read
+    and one streamed answer, against a fake Messages API in this process; its threads have ended
+    before anything is forked."""
+    try:
+        import asyncio
+
+        from anthropic import AsyncAnthropic
+    except ImportError:
+        return
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    async def read_and_stream(url: str) -> None:
+        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url=url, max_retries=0)
+        try:
+            model = "claude-sonnet-5-5"
+            (await client.models.retrieve(model)).model_dump(mode="json")
+            messages: Any = [{"role": "user", "content": "warm-up"}]
+            async with client.messages.stream(model=model, max_tokens=64, messages=messages) as stream:
+                await stream.get_final_message()
+        finally:
+            await client.close()
+
+    with FakeAnthropic() as fake:
+        asyncio.run(read_and_stream(fake.url))
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1:  # the fake's connection threads, ending after the client closed
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"threads left before forking: {threading.enumerate()}")
+        time.sleep(0.01)
 
 
 def _serve(sock: socket.socket, owner: int | None) -> tuple[dict[str, Any], list[int]] | None:
