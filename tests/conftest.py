@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.http import hang_guard
 from tests.fakes.messages_rules import validate
 from tests.fakes.telegram_server import FakeTelegram
-from tests.forkserver import ForkedProcess, ForkServer
+from tests.forkserver import ForkedProcess, ForkServer, share_between_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +49,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return 1 if fixtures & PROCESS_FIXTURES or "e2e" in item.nodeid else 2
 
     items.sort(key=weight)  # stable: the same order in every worker
+
+
+@pytest.fixture(scope="session")
+def no_ca_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty directory of trusted certificates, for SSL_CERT_DIR.
+
+    No test talks TLS: every server is a fake on http://127.0.0.1. Yet every HTTP client (httpx's,
+    the Anthropic SDK's httpx2) makes an SSL context when it is created, reading a whole CA bundle
+    (~40 ms of CPU; the suite makes hundreds of clients, in the tests and in every bot process). With
+    SSL_CERT_DIR (and no SSL_CERT_FILE) they look certificates up in this directory instead, only
+    when a TLS connection asks for one, which none does."""
+    return tmp_path_factory.mktemp("no-ca-store")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_ca_bundle(no_ca_store: Path) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SSL_CERT_FILE", raising=False)
+        mp.setenv("SSL_CERT_DIR", str(no_ca_store))
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -120,8 +141,10 @@ class BotProcess:
         log_path: Path,
         args: tuple[str, ...] = (),
         preexec: Callable[[], None] | None = None,
+        rlimits: dict[int, tuple[int, int]] | None = None,
     ) -> None:
-        self.preexec = preexec  # run in the child before the bot starts (e.g. a resource limit)
+        self.preexec = preexec  # run in the child before the bot starts
+        self.rlimits = rlimits or {}  # resource.setrlimit in the child before the bot starts (forked or not)
         self.env = env
         self.cwd = cwd
         self.log_path = log_path
@@ -132,7 +155,7 @@ class BotProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115
         server = ForkServer.for_env(self.env) if self.preexec is None else None
         if server is not None:
-            self.proc = server.spawn(list(self.args), self.env, self.cwd, self.log_path)
+            self.proc = server.spawn(list(self.args), self.env, self.cwd, self.log_path, rlimits=self.rlimits)
             return self
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", *self.args],
@@ -140,9 +163,15 @@ class BotProcess:
             env=self.env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=self.preexec,
+            preexec_fn=self._preexec,
         )
         return self
+
+    def _preexec(self) -> None:
+        for which, limits in self.rlimits.items():
+            resource.setrlimit(which, limits)
+        if self.preexec is not None:
+            self.preexec()
 
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> int:
         """Send ``sig`` (SIGTERM by default), then wait; returns the exit code."""
@@ -187,7 +216,7 @@ class BotProcess:
 
 @pytest.fixture
 def bot_env(
-    tmp_path: Path, data_dir: Path, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+    tmp_path: Path, data_dir: Path, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, no_ca_store: Path
 ) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
     return {
@@ -205,20 +234,27 @@ def bot_env(
         "DAILY_MESSAGE_LIMIT": "0",
         "DAILY_TOKEN_LIMIT": "0",
         "RECALL_MEANING": "off",  # ~50 ms of CPU a stored turn: test_recall_meaning turns it on
+        "SSL_CERT_DIR": str(no_ca_store),  # no CA bundle read for each HTTP client: no test talks TLS
     }
 
 
 @pytest.fixture
 def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegram) -> Iterator:
-    """start_bot(*args, preexec=None, **env_overrides) -> a started, polling BotProcess. All are stopped at the end."""
+    """start_bot(*args, preexec=None, rlimits=None, **env_overrides) -> a started, polling BotProcess.
+    All are stopped at the end."""
     procs: list[BotProcess] = []
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
 
-    def start(*args: str, preexec: Callable[[], None] | None = None, **overrides: str) -> BotProcess:
+    def start(
+        *args: str,
+        preexec: Callable[[], None] | None = None,
+        rlimits: dict[int, tuple[int, int]] | None = None,
+        **overrides: str,
+    ) -> BotProcess:
         env = {**bot_env, **overrides}
         before = len(fake_telegram.calls_of("getUpdates"))
-        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args, preexec).start()
+        p = BotProcess(env, workdir, tmp_path / f"bot{len(procs)}.log", args, preexec, rlimits).start()
         procs.append(p)
         fake_telegram.wait_for(lambda: len(fake_telegram.calls_of("getUpdates")) > before, timeout=30)
         return p
@@ -227,6 +263,22 @@ def start_bot(tmp_path: Path, bot_env: dict[str, str], fake_telegram: FakeTelegr
     for p in procs:
         if p.proc is not None and p.proc.poll() is None:
             p.stop()
+
+
+_SHARED_SERVERS_DONE = pytest.StashKey[Callable[[], None]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process that runs parallel workers (./test.sh), before it starts them: the workers share
+    their fork servers (one per start-up environment for the run, not one in each worker)."""
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        config.stash[_SHARED_SERVERS_DONE] = share_between_workers()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    done = config.stash.get(_SHARED_SERVERS_DONE, None)
+    if done is not None:
+        done()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

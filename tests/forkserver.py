@@ -12,29 +12,37 @@ preloaded libraries reads the environment then (``PRELOAD``; ``anthropic`` reads
 at import, which no test sets).
 
 ``TEST_FORKSERVER=0`` turns it off (every bot is a plain ``subprocess.Popen``); a test that passes a
-``preexec`` callable always gets a plain one.
+``preexec`` callable always gets a plain one (resource limits go with the request instead: ``rlimits``).
 
 Protocol: JSON messages on a unix socket (SOCK_SEQPACKET, so each is whole). The client sends
 ``{"id", "args", "env", "cwd", "log" or the child's stdin, stdout and stderr as descriptors beside
-the message, "tty"}``; the server answers ``{"id", "pid"}`` once it forked (or ``{"id", "error"}``),
-and ``{"exit": pid, "code": n, "cpu": s}`` when a child ends (``n`` as ``Popen.returncode``: negative
-for a signal).
+the message, "tty", "module" (``bot``), "rlimits" (optional)}``; the server answers ``{"id", "pid"}``
+once it forked (or ``{"id", "error"}``), and ``{"exit": pid, "code": n, "cpu": s}`` when a child ends
+(``n`` as ``Popen.returncode``: negative for a signal).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import gc
+import hashlib
 import io
 import json
 import os
+import resource
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,8 +56,12 @@ PRELOAD = (
     "pydantic",
     "PIL.Image",
     "pypdf",
+    "numpy",  # memory.recall imports it (~0.15 s of CPU a bot)
+    "dotenv",
+    "sqlite3",
 )
-"""Third-party libraries imported once in the server (never the bot's own modules)."""
+"""Third-party libraries imported once in the server (never the bot's own modules, unless a test asks
+for more: ``ForkServer.for_env(env, preload=...)``)."""
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,63 +69,143 @@ ROOT = Path(__file__).resolve().parent.parent
 # --- the server (``python -m tests.forkserver``) --------------------------------------------------
 
 
-def _preload() -> None:
+def _preload(extra: Sequence[str] = ()) -> None:
     import importlib
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *extra):
         try:
             importlib.import_module(name)
         except ImportError:  # an optional library: the child imports it itself if it needs it
             pass
+    _warm_sdk()
+    # what is loaded now stays for good: out of the garbage collector's sight, so that a child's
+    # collections neither walk those objects nor copy the pages they are on
+    gc.freeze()
 
 
-def _serve(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+def _warm_sdk() -> None:
+    """What the Anthropic SDK builds on first use and then keeps, built once here: the pydantic schemas
+    of the models it reads and the type adapters of its stream events (~0.1 s of CPU in every bot,
+    which reads the model's Models API entry at start and streams its answers). One Models API read
+    and one streamed answer, against a fake Messages API in this process; its threads have ended
+    before anything is forked."""
+    try:
+        import asyncio
+
+        from anthropic import AsyncAnthropic
+    except ImportError:
+        return
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    async def read_and_stream(url: str) -> None:
+        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url=url, max_retries=0)
+        try:
+            model = "claude-sonnet-5-5"
+            (await client.models.retrieve(model)).model_dump(mode="json")
+            messages: Any = [{"role": "user", "content": "warm-up"}]
+            async with client.messages.stream(model=model, max_tokens=64, messages=messages) as stream:
+                await stream.get_final_message()
+        finally:
+            await client.close()
+
+    with FakeAnthropic() as fake:
+        asyncio.run(read_and_stream(fake.url))
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1:  # the fake's connection threads, ending after the client closed
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"threads left before forking: {threading.enumerate()}")
+        time.sleep(0.01)
+
+
+def _serve(sock: socket.socket, owner: int | None) -> tuple[dict[str, Any], list[int]] | None:
     """Answer requests until the client goes (returns None) or, in a forked child, return its request
-    and the descriptors that came with it (its stdin, stdout and stderr, or none)."""
+    and the descriptors that came with it (its stdin, stdout and stderr, or none).
+
+    ``sock`` is either the one client's end of a socket pair, or a listening socket that the test
+    processes of a parallel run connect to (a shared server): that one serves every client that
+    connects and ends when ``owner`` (the process that runs them all) has ended."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)  # a stray print goes to stderr
-    children: dict[int, int] = {}  # pidfd -> pid
+    listening = bool(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
+    clients: set[socket.socket] = set()
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, the client that asked for it)
     selector = selectors.DefaultSelector()
-    selector.register(channel, selectors.EVENT_READ)
+    selector.register(sock, selectors.EVENT_READ)
+    try:
+        owner_fd = os.pidfd_open(owner) if owner else -1
+    except ProcessLookupError:  # the run ended while this server was still starting
+        return None
+    if owner_fd >= 0:
+        selector.register(owner_fd, selectors.EVENT_READ)
 
-    def reply(message: dict[str, Any]) -> None:
-        channel.send(json.dumps(message).encode())
+    def reply(client: socket.socket, message: dict[str, Any]) -> None:
+        try:
+            client.send(json.dumps(message).encode())
+        except OSError:  # that test process is gone (its children were its tests' to stop)
+            pass
 
+    def welcome(client: socket.socket) -> None:
+        clients.add(client)
+        reply(client, {"server": os.getpid()})
+
+    if not listening:
+        welcome(sock)
     while True:
         for key, _ in selector.select():
-            if key.fileobj is not channel:  # a child ended
+            if key.fd == owner_fd:  # the run is over
+                return None
+            if listening and key.fileobj is sock:
+                client, _ = sock.accept()
+                selector.register(client, selectors.EVENT_READ)
+                welcome(client)
+                continue
+            if key.fd in children:  # a child ended
                 pidfd = key.fd
-                pid = children.pop(pidfd)
+                pid, client = children.pop(pidfd)
                 selector.unregister(pidfd)
                 os.close(pidfd)
                 _, status, usage = os.wait4(pid, 0)
                 code = os.waitstatus_to_exitcode(status)
-                reply({"exit": pid, "code": code, "cpu": usage.ru_utime + usage.ru_stime})
+                reply(client, {"exit": pid, "code": code, "cpu": usage.ru_utime + usage.ru_stime})
                 continue
-            data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 3)
-            if not data:
-                return None
+            client = key.fileobj
+            assert isinstance(client, socket.socket)
+            try:
+                data, fds, _, _ = socket.recv_fds(client, 1 << 20, 3)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # that client is done
+                if not listening:
+                    return None
+                selector.unregister(client)
+                clients.discard(client)
+                client.close()
+                continue
             request = json.loads(data)
             try:
                 pid = os.fork()
             except OSError as e:
-                reply({"id": request["id"], "error": str(e)})
+                reply(client, {"id": request["id"], "error": str(e)})
                 pid = -1
             if pid == 0:  # the child: drop everything of the server's
                 selector.close()
-                channel.close()
+                sock.close()
+                for other in clients:
+                    other.close()
                 for pidfd in children:
                     os.close(pidfd)
+                if owner_fd >= 0:
+                    os.close(owner_fd)
                 return request, fds
             for fd in fds:
                 os.close(fd)
             if pid > 0:
                 pidfd = os.pidfd_open(pid)
-                children[pidfd] = pid
+                children[pidfd] = (pid, client)
                 selector.register(pidfd, selectors.EVENT_READ)
-                reply({"id": request["id"], "pid": pid})
+                reply(client, {"id": request["id"], "pid": pid})
 
 
 def _fresh_stdio() -> None:
@@ -135,7 +227,10 @@ def _fresh_stdio() -> None:
 
 
 def _become(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: turn into ``python -m bot <args>`` and run it."""
+    """In the forked child: turn into ``python -m <module> <args>`` (``bot`` unless the request names
+    another module) and run it."""
+    for which, soft, hard in request.get("rlimits", ()):  # as a preexec_fn setting them would
+        resource.setrlimit(which, (soft, hard))
     if fds:  # the client's stdin, stdout and stderr
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -155,15 +250,19 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.path[0] = os.getcwd()  # what ``python -m`` puts first
-    sys.argv = ["-m", *request["args"]]  # runpy puts bot/__main__.py's path first, as -m does
-    runpy.run_module("bot", run_name="__main__", alter_sys=True)
+    sys.argv = ["-m", *request["args"]]  # runpy puts the module's path first, as -m does
+    runpy.run_module(request.get("module", "bot"), run_name="__main__", alter_sys=True)
 
 
 def main() -> None:
+    """``python -m tests.forkserver FD [--owner PID] [MODULE ...]``: serve on the socket FD (a client's
+    socket pair, or a listening socket with ``--owner``), with MODULEs preloaded besides PRELOAD."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on pytest must not kill the server first
-    channel = socket.socket(fileno=int(sys.argv[1]))
-    _preload()
-    child = _serve(channel)
+    args = sys.argv[1:]
+    sock = socket.socket(fileno=int(args.pop(0)))
+    owner = int(args[1]) if args[:1] == ["--owner"] else None
+    _preload(args[2:] if owner is not None else args)
+    child = _serve(sock, owner)
     if child is None:
         return
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the child: as a fresh interpreter
@@ -261,28 +360,55 @@ STARTUP_ENV = (
     "PYTHONOPTIMIZE",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",
+    "OPENBLAS_NUM_THREADS",  # numpy's OpenBLAS sizes its threads when it loads
+    "OMP_NUM_THREADS",
+    "NUMPY_MADVISE_HUGEPAGE",
+    "NPY_DISABLE_CPU_FEATURES",
 )
 """What Python (or a preloaded library) reads while it starts: a child's must equal its server's, so
 there is one server per combination the tests use (in practice one)."""
 
 
-class ForkServer:
-    """A fork server for one start-up environment, started on first use (one set per test process)."""
+def startup_env(env: dict[str, str]) -> dict[str, str]:
+    """The part of ``env`` that a server and its children must share (STARTUP_ENV)."""
+    return {k: env[k] for k in STARTUP_ENV if k in env}
 
-    _servers: dict[tuple[tuple[str, str], ...], ForkServer] = {}
+
+SHARED_DIR = "TEST_FORKSERVER_DIR"
+"""Set (with SHARED_OWNER) by the pytest process that runs parallel workers: a directory where their
+fork servers listen, one per start-up environment for all of them, instead of one in each worker."""
+SHARED_OWNER = "TEST_FORKSERVER_OWNER"
+"""The pid of that pytest process: a shared server ends when it has ended."""
+
+
+def share_between_workers() -> Callable[[], None]:
+    """In the pytest process that starts parallel workers, before it starts them: their fork servers
+    are shared (each imports the libraries once for the whole run, not once per worker). Returns
+    what to call at the end (the servers themselves end with this process)."""
+    directory = tempfile.mkdtemp(prefix="forkservers-")
+    os.environ[SHARED_DIR] = directory
+    os.environ[SHARED_OWNER] = str(os.getpid())
+
+    def done() -> None:
+        shutil.rmtree(directory, ignore_errors=True)
+
+    return done
+
+
+class ForkServer:
+    """A fork server for one start-up environment (and set of preloaded modules), started on first
+    use: one set per test process, or per run when the workers share them (``share_between_workers``)."""
+
+    _servers: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], ForkServer] = {}
+    _shared_procs: list[subprocess.Popen[bytes]] = []  # shared servers this process started (they outlive it)
     children_cpu = 0.0  # CPU seconds of the children that ended so far (for profiling the suite)
     _lock = threading.Lock()
 
-    def __init__(self, startup: dict[str, str]) -> None:
-        self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.forkserver", str(theirs.fileno())],
-            cwd=ROOT,
-            env=startup,  # the child's sys.path: its own working directory first, then this PYTHONPATH
-            stdin=subprocess.DEVNULL,
-            pass_fds=(theirs.fileno(),),
-        )
-        theirs.close()
+    def __init__(self, channel: socket.socket, proc: subprocess.Popen[bytes] | None) -> None:
+        """Use ``for_env`` or ``private``. ``proc``: the server, when it is this process's own."""
+        self.channel = channel
+        self.proc = proc
+        self._pid = 0
         self._send_lock = threading.Lock()
         self._changed = threading.Condition()
         self._next_id = 0
@@ -291,18 +417,82 @@ class ForkServer:
         self._closed = False
         threading.Thread(target=self._read, name="forkserver-replies", daemon=True).start()
 
+    @staticmethod
+    def _command(fd: int, preload: Sequence[str], owner: int | None = None) -> list[str]:
+        owned = ["--owner", str(owner)] if owner else []
+        return [sys.executable, "-m", "tests.forkserver", str(fd), *owned, *preload]
+
     @classmethod
-    def for_env(cls, env: dict[str, str]) -> ForkServer | None:
-        """The server for a child with this environment, or None when fork servers are turned off."""
+    def _own(cls, startup: dict[str, str], preload: Sequence[str]) -> ForkServer:
+        channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        proc = subprocess.Popen(
+            cls._command(theirs.fileno(), preload),
+            cwd=ROOT,
+            env=startup,  # the child's sys.path: its own working directory first, then this PYTHONPATH
+            stdin=subprocess.DEVNULL,
+            pass_fds=(theirs.fileno(),),
+        )
+        theirs.close()
+        return cls(channel, proc)
+
+    @classmethod
+    def _shared(cls, directory: Path, owner: int, startup: dict[str, str], preload: Sequence[str]) -> ForkServer:
+        """Connect to the run's server for this start-up environment, started by the first worker that
+        needs it (the others wait on the lock meanwhile)."""
+        key = json.dumps([sorted(startup.items()), list(preload)])
+        name = hashlib.sha256(key.encode()).hexdigest()[:16]
+        path = str(directory / f"{name}.sock")
+        with open(directory / f"{name}.lock", "wb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                channel.connect(path)
+            except OSError:  # not started yet (or gone): start it, listening where the others look
+                channel.close()
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as listener:
+                    listener.bind(path)
+                    listener.listen(64)
+                    cls._shared_procs.append(
+                        subprocess.Popen(
+                            cls._command(listener.fileno(), preload, owner),
+                            cwd=ROOT,
+                            env=startup,
+                            stdin=subprocess.DEVNULL,
+                            pass_fds=(listener.fileno(),),
+                        )
+                    )
+                channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                channel.connect(path)  # queued until the server has preloaded and accepts
+        return cls(channel, None)
+
+    @classmethod
+    def for_env(cls, env: dict[str, str], preload: Sequence[str] = ()) -> ForkServer | None:
+        """The server for a child with this environment, or None when fork servers are turned off.
+        ``preload``: modules the server imports besides PRELOAD (for children that never read the
+        environment while those modules load, e.g. the crash suite's workers)."""
         if os.environ.get("TEST_FORKSERVER", "1") == "0" or not _can_watch_children():
             return None
-        startup = {k: env[k] for k in STARTUP_ENV if k in env}
-        key = tuple(sorted(startup.items()))
+        startup = startup_env(env)
+        key = (tuple(sorted(startup.items())), tuple(preload))
         with cls._lock:
             server = cls._servers.get(key)
             if server is None or server._closed:
-                server = cls._servers[key] = cls(startup)
+                directory, owner = os.environ.get(SHARED_DIR), os.environ.get(SHARED_OWNER)
+                if directory and owner and os.path.isdir(directory):
+                    server = cls._shared(Path(directory), int(owner), startup, preload)
+                else:
+                    server = cls._own(startup, preload)
+                cls._servers[key] = server
             return server
+
+    @classmethod
+    def private(cls, env: dict[str, str], preload: Sequence[str] = ()) -> ForkServer | None:
+        """Like ``for_env``, but a server of the caller's own, which the caller closes."""
+        if os.environ.get("TEST_FORKSERVER", "1") == "0" or not _can_watch_children():
+            return None
+        return cls._own(startup_env(env), preload)
 
     @classmethod
     def close_all(cls) -> None:
@@ -311,11 +501,20 @@ class ForkServer:
                 server.close()
             cls._servers.clear()
 
+    @property
+    def pid(self) -> int:
+        """The server's pid (it says so first thing on every connection)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._pid or self._closed, timeout=60)
+            return self._pid
+
     def _read(self) -> None:
         while message := self.channel.recv(65536):
             answer = json.loads(message)
             with self._changed:
-                if "exit" in answer:
+                if "server" in answer:
+                    self._pid = answer["server"]
+                elif "exit" in answer:
                     self._exits[answer["exit"]] = answer["code"]
                     ForkServer.children_cpu += answer["cpu"]
                 else:
@@ -336,11 +535,14 @@ class ForkServer:
         stdout: int | None = None,
         stderr: int | None = None,
         tty: bool = False,
+        module: str = "bot",
+        rlimits: dict[int, tuple[int, int]] | None = None,
     ) -> ForkedProcess:
-        """``python -m bot <args>``: with ``log``, stdin from /dev/null and its output to the file;
-        else ``stdin``/``stdout``/``stderr`` each a descriptor, ``subprocess.PIPE`` (the returned
-        process has the other end), or for stderr ``subprocess.STDOUT``. ``tty``: a new session
-        whose controlling terminal is the pty on its stdin (``start_new_session`` + TIOCSCTTY)."""
+        """``python -m bot <args>`` (or ``-m module``): with ``log``, stdin from /dev/null and its
+        output to the file; else ``stdin``/``stdout``/``stderr`` each a descriptor, ``subprocess.PIPE``
+        (the returned process has the other end), or for stderr ``subprocess.STDOUT``. ``tty``: a new
+        session whose controlling terminal is the pty on its stdin (``start_new_session`` + TIOCSCTTY).
+        ``rlimits``: ``resource.setrlimit`` limits set in the child before it runs the module."""
         mine: dict[str, int] = {}
         theirs: list[int] = []
         close_after: list[int] = []
@@ -361,7 +563,10 @@ class ForkServer:
         with self._send_lock:
             self._next_id += 1
             request_id = self._next_id
-            request = {"id": request_id, "args": args, "env": env, "cwd": str(cwd), "tty": tty}
+            request: dict[str, Any] = {"id": request_id, "args": args, "env": env, "cwd": str(cwd), "tty": tty}
+            request["module"] = module
+            if rlimits:
+                request["rlimits"] = [[which, soft, hard] for which, (soft, hard) in rlimits.items()]
             if log is not None:
                 request["log"] = str(log)
             socket.send_fds(self.channel, [json.dumps(request).encode()], theirs)
@@ -377,7 +582,7 @@ class ForkServer:
             for fd in mine.values():
                 os.close(fd)
             raise OSError(answer["error"])
-        return ForkedProcess(self, answer["pid"], [sys.executable, "-m", "bot", *args], mine)
+        return ForkedProcess(self, answer["pid"], [sys.executable, "-m", module, *args], mine)
 
     def exit_code(self, pid: int) -> int | None:
         with self._changed:
@@ -389,12 +594,22 @@ class ForkServer:
             return self._exits.get(pid)
 
     def close(self) -> None:
-        self.channel.close()  # the server sees the end and exits
+        """Let go of the server: one of this process's own exits (a shared one serves the other workers
+        on, and ends with the run)."""
+        # shutdown, not just close: the reply thread is blocked in recv() on this socket, and a close()
+        # alone leaves the socket open until that call returns, so the server never saw the end and
+        # was killed after waiting 10 s (at the end of every test process, for each of its servers)
         try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.channel.shutdown(socket.SHUT_RDWR)  # the server sees the end (and its own one exits)
+        except OSError:  # the server is gone already
+            pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.channel.close()
 
 
 def popen_bot(

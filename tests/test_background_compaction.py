@@ -149,7 +149,7 @@ async def test_the_wired_summarizer_charges_the_user_of_the_compacted_chat(fake_
     fake_anthropic.default = claude
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "DATA_DIR": str(data_dir), "SUMMARY_TRIGGER_MESSAGES": "4",
-           "SUMMARY_KEEP_MESSAGES": "2", "ANTHROPIC_MAX_RETRIES": "0"}  # fmt: skip
+           "SUMMARY_KEEP_MESSAGES": "2", "ANTHROPIC_MAX_RETRIES": "0", "RECALL_MEANING": "off"}  # fmt: skip
     spent: list[Spend] = []
     a = make_assistant(load_settings(env, need_telegram=False), on_spend=spent.append)
     for i in range(3):

@@ -60,7 +60,8 @@ async def test_a_10_mb_transcript_line_is_read_shortened_and_indexed_with_bounde
 ):
     rng = random.Random(3)
     words = ["자전거", "자물쇠", "coffee", "garden", "piano", "여행", "부산"]
-    big = " ".join(f"{rng.choice(words)}{rng.randint(0, 999)}" for _ in range(1_200_000))[:10_000_000]
+    tokens = [f"{word}{n}" for word in words for n in range(1000)]  # a word and a number, drawn together
+    big = " ".join(rng.choices(tokens, k=1_200_000))[:10_000_000]
     turn = [{"role": "user", "content": f"자물쇠 번호는 4719 {big}"}, {"role": "assistant", "content": "네"}]
     transcript.append(1, turn)
     assert transcript.path(1).stat().st_size > 10_000_000

@@ -41,6 +41,7 @@ def chat_env(data_dir: Path, fake: FakeAnthropic, **extra: str) -> dict[str, str
         "ANTHROPIC_BASE_URL": fake.url,
         "ANTHROPIC_MAX_RETRIES": "0",
         "DATA_DIR": str(data_dir),
+        "RECALL_MEANING": "off",  # as in bot_env: no embedding model loaded, no vectors made (~50 ms a turn)
         **extra,
     }
 

@@ -30,7 +30,10 @@ KEY = "sk-ant-test-key-0123456789"
 
 
 def env_for(data_dir: Path, **extra: str) -> dict[str, str]:
-    return {"TELEGRAM_BOT_TOKEN": TOKEN, "ANTHROPIC_API_KEY": KEY, "DATA_DIR": str(data_dir), **extra}
+    # recall by meaning off unless a test turns it on (as in bot_env): else every run of the doctor
+    # loads the embedding model, twice
+    base = {"TELEGRAM_BOT_TOKEN": TOKEN, "ANTHROPIC_API_KEY": KEY, "DATA_DIR": str(data_dir), "RECALL_MEANING": "off"}
+    return {**base, **extra}
 
 
 def run_doctor(env: dict[str, str], *args: str) -> tuple[int, list[str]]:

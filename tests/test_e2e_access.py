@@ -47,7 +47,7 @@ def everything_sent(tg: FakeTelegram) -> str:
 def test_a_stranger_costs_nothing_and_leaves_no_file(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot(**CLOSED, LOG_LEVEL="ERROR")
+    bot = start_bot(**CLOSED, LOG_LEVEL="ERROR", **FAST)
     pairing_code(bot, fake_telegram)  # the bot is up and waits for its owner (the code shows at any level)
     before = files(data_dir)
     assert before == ["format.json"]  # written at start, by no one's message
@@ -72,7 +72,7 @@ def test_a_stranger_costs_nothing_and_leaves_no_file(
 def test_pairing_with_the_code_from_the_log_and_no_secret_leaks(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, bot_env
 ):
-    bot = start_bot(**CLOSED)
+    bot = start_bot(**CLOSED, **FAST)
     code = pairing_code(bot, fake_telegram)
     assert len(code) >= 8 and code.isalnum()
 
@@ -98,7 +98,7 @@ def test_pairing_with_the_code_from_the_log_and_no_secret_leaks(
     assert fake_telegram.sent(STRANGER)[1:] == [t("not_allowed", user_id=STRANGER)]  # told once, not paired
     assert stat.S_IMODE(os.stat(data_dir / "access.json").st_mode) == 0o600
 
-    bot2 = start_bot(**CLOSED)  # a restart: the owner is known, no new code
+    bot2 = start_bot(**CLOSED, **FAST)  # a restart: the owner is known, no new code
     fake_telegram.send_text(OWNER, "/users")
     assert "Minji" in fake_telegram.wait_sent(OWNER, 3)[-1]
     assert "pairing code" not in bot2.log
@@ -121,7 +121,7 @@ def test_pairing_with_the_code_from_the_log_and_no_secret_leaks(
 
 
 def test_wrong_codes_lock_a_user_out(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
-    bot = start_bot(**CLOSED)
+    bot = start_bot(**CLOSED, **FAST)
     code = pairing_code(bot, fake_telegram)
     for i in range(5):
         fake_telegram.send_text(STRANGER, f"/start GUESS{i}ABCD")

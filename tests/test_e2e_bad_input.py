@@ -9,7 +9,8 @@ from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import ATTACHMENTS, FakeTelegram
 from tests.helpers import convo
 
-FAST = {"STREAM_INTERVAL": "0.1"}
+FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
+"""Previews every 0.1 s; the fake has no flood limit: no second between two messages in a chat."""
 TEXT_ONLY = "지금은 글(텍스트), 사진, PDF와 텍스트 파일만 이해할 수 있어요"
 
 
@@ -137,11 +138,8 @@ def test_a_full_disk_the_user_gets_the_answer_and_is_told_it_was_not_saved(
             f.write(json.dumps(big, ensure_ascii=False) + "\n")
             f.write(json.dumps({"role": "assistant", "content": "네"}, ensure_ascii=False) + "\n")
     before = path.read_bytes()
-
-    def full_disk() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    bot = start_bot(preexec=full_disk, RECALL_TURNS="0", **FAST)
+    full_disk = {resource.RLIMIT_FSIZE: (limit, limit)}  # set in the bot's process before it starts
+    bot = start_bot(rlimits=full_disk, RECALL_TURNS="0", **FAST)
     answers = {"질문 하나": "꽤 긴 답이에요. " * 300, "또 질문": "Another long answer. " * 300}  # neither fits any more
 
     def by_question(body):  # the background summary of the long chat may call the model between the questions

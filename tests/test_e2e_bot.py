@@ -13,6 +13,8 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored, turn_context
 
 CHAT = 4242
+FAST = {"TELEGRAM_RATE_FACTOR": "20"}
+"""The fake has no flood limit: no second between two messages in a chat."""
 
 
 def request_text(body) -> str:
@@ -22,14 +24,14 @@ def request_text(body) -> str:
 def test_restart_remembers_the_lock_code(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     fake_anthropic.reply("기억해 둘게요.")
     fake_telegram.send_text(CHAT, "내 자전거 자물쇠 번호는 4719야")
     assert fake_telegram.wait_sent(CHAT) == ["기억해 둘게요."]
     assert bot.stop() == 0
 
     # a new process: nothing in memory but the files
-    bot2 = start_bot()
+    bot2 = start_bot(**FAST)
     fake_anthropic.reply("4719 였어요.")
     fake_telegram.send_text(CHAT, "내 자물쇠 번호 뭐였지?")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "4719 였어요."
@@ -55,7 +57,7 @@ def test_restart_remembers_the_lock_code(
 def test_failed_model_call_stores_nothing_and_the_next_question_works(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot()
+    start_bot(**FAST)
     fake_anthropic.reply(Error(400, "invalid_request_error", "boom"))
     fake_telegram.send_text(CHAT, "첫 질문")
     reply = fake_telegram.wait_sent(CHAT)[0]
@@ -68,14 +70,14 @@ def test_failed_model_call_stores_nothing_and_the_next_question_works(
 
 
 def test_english_user_gets_english_error(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
-    start_bot()
+    start_bot(**FAST)
     fake_anthropic.reply(Error(401, "authentication_error", "bad key"))
     fake_telegram.send_text(CHAT, "hello", language_code="en")
     assert "API key" in fake_telegram.wait_sent(CHAT)[0]
 
 
 def test_long_reply_is_split_and_arrives_whole(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     paragraphs = [(f"문단 {i}: " + "가나다라 " * 150).rstrip() for i in range(14)]
     text = "\n\n".join(paragraphs)
     assert len(text) > 10_000
@@ -92,7 +94,7 @@ def test_long_reply_is_split_and_arrives_whole(start_bot, fake_telegram: FakeTel
 def test_not_allowed_user_is_told_their_id(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot(ALLOWED_USERS="111, 222")
+    start_bot(ALLOWED_USERS="111, 222", **FAST)
     fake_telegram.send_text(CHAT, "안녕", user_id=999)
     reply = fake_telegram.wait_sent(CHAT)[0]
     assert "999" in reply and "주인" in reply  # their id, to send to the owner
@@ -105,7 +107,7 @@ def test_not_allowed_user_is_told_their_id(
 def test_non_text_message_is_declined_politely(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot()
+    start_bot(**FAST)
     sticker = {
         "file_id": "st1",
         "file_unique_id": "st1u",
@@ -131,7 +133,7 @@ def test_chats_run_concurrently_but_one_chat_in_order(
         return Text(f"re: {text}", gate=gate if text == "slow" else None)  # "slow" waits until chat 2 is answered
 
     fake_anthropic.default = script
-    start_bot()
+    start_bot(**FAST)
     fake_telegram.send_text(1, "slow")
     fake_anthropic.wait_requests(1)
     fake_telegram.send_text(2, "fast")
@@ -149,7 +151,7 @@ def test_chats_run_concurrently_but_one_chat_in_order(
 def test_stop_signal_finishes_the_turn_in_flight(
     sig, start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     gate = threading.Event()
     fake_anthropic.reply(Text("늦은 답", gate=gate))  # held until the bot is stopping
     fake_telegram.send_text(CHAT, "천천히 답해")
@@ -175,7 +177,7 @@ def test_missing_settings_stop_the_start_with_one_line(bot_env, tmp_path):
 
 
 def test_token_stays_out_of_logs_when_telegram_fails(start_bot, fake_telegram: FakeTelegram):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     for _ in range(2):
         fake_telegram.fail_next("getUpdates", 502, "Bad Gateway")
     fake_telegram.fail_next("sendMessage", 400, "Bad Request: chat not found")

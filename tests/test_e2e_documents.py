@@ -13,7 +13,8 @@ from tests.helpers import convo, make_pdf, stored
 
 CHAT = 6060
 GROUP = -1006060
-FAST = {"STREAM_INTERVAL": "0.1"}
+FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
+"""Previews every 0.1 s; the fake has no flood limit: no second between two messages in a chat."""
 
 
 def test_a_pdf_reaches_claude_as_a_document_block_and_only_its_marker_is_stored(

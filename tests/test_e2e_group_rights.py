@@ -32,7 +32,8 @@ def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic,
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
     return {"TELEGRAM_BOT_TOKEN": fake_telegram.token, "TELEGRAM_BASE_URL": fake_telegram.base_url,
             "ANTHROPIC_API_KEY": "sk-ant-test-key", "ANTHROPIC_MAX_RETRIES": "0", "DATA_DIR": str(data_dir),
-            "OWNER_ID": str(OWNER), "ALLOWED_USERS": "", "STREAM_INTERVAL": "0.1", "RECALL_TURNS": "0"}  # fmt: skip
+            "OWNER_ID": str(OWNER), "ALLOWED_USERS": "", "STREAM_INTERVAL": "0.1", "RECALL_TURNS": "0",
+            "TELEGRAM_RATE_FACTOR": "20", "RECALL_MEANING": "off"}  # fmt: skip
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic,
         "ALLOWED_USERS": f"{FRIEND},{OTHER},{HASTY}",
         "STREAM_INTERVAL": "0.1",
         "TELEGRAM_RATE_FACTOR": "20",  # the fake has no flood limit: no second between two answers in a chat
+        "RECALL_MEANING": "off",  # as in bot_env: the model and ~50 ms of CPU a stored turn, for tests not of it
     }
 
 

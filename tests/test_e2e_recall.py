@@ -29,7 +29,8 @@ def test_recall_and_search_in_the_bot(start_bot, fake_telegram: FakeTelegram, fa
     old = [("2026-05-02T19:30:00+09:00", "어머니 생신 선물로 진주 목걸이 샀어, 38만 원", "좋은 선물이네요!")]
     chatter = [(f"2026-06-{d:02d}T12:00:00+09:00", f"점심 뭐 먹을까 {d}", f"김밥 어때요 {d}") for d in range(1, 29)]
     write_history(data_dir, CHAT, old + chatter)
-    start_bot(STREAM_INTERVAL="0.1", MAX_HISTORY_MESSAGES="6")  # a data directory without an index yet
+    # a data directory without an index yet (the fake has no flood limit: no second between two messages)
+    start_bot(STREAM_INTERVAL="0.1", MAX_HISTORY_MESSAGES="6", TELEGRAM_RATE_FACTOR="20")
     listing = ask(fake_telegram, "/search 목걸이")
     assert "2026-05-02" in listing and "진주 목걸이" in listing
     assert "Add the words" in ask(fake_telegram, "/search", language_code="en")

@@ -131,7 +131,7 @@ def test_a_stuck_summarizer_never_holds_up_the_chat_and_sigterm_still_exits(
         return Text(f"echo: {last_user_text(body)}")
 
     fake_anthropic.default = claude
-    bot = start_bot(STREAM_INTERVAL="0.1", SUMMARY_TRIGGER_MESSAGES="4", SUMMARY_KEEP_MESSAGES="2")
+    bot = start_bot(STREAM_INTERVAL="0.1", SUMMARY_TRIGGER_MESSAGES="4", SUMMARY_KEEP_MESSAGES="2", **FAST)
     for i in range(3):
         fake_telegram.send_text(CHAT, f"질문 {i}")
         fake_telegram.wait_sent(CHAT, i + 1)

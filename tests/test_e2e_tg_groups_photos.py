@@ -11,7 +11,8 @@ from tests.helpers import convo, stored
 
 GROUP = -1008080
 CHAT = 8080
-FAST = {"STREAM_INTERVAL": "0.1"}
+FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
+"""Previews every 0.1 s; the fake has no flood limit: no second between two messages in a chat."""
 
 
 def image(fmt: str, size: tuple[int, int] = (64, 48), color: str = "orange") -> bytes:

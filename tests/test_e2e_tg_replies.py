@@ -9,6 +9,9 @@ CHAT = 7171
 GROUP = -1007171
 INTERVAL = 0.2
 FAST = {"STREAM_INTERVAL": str(INTERVAL)}
+UNLIMITED = {"TELEGRAM_RATE_FACTOR": "20"}
+"""The fake has no flood limit: no second between two messages in a chat (the tests of previews keep
+Telegram's rate, which paces them)."""
 
 
 def u16(text: str) -> int:
@@ -112,7 +115,7 @@ def test_refused_drafts_fall_back_to_edits_for_that_chat(
 def test_markdown_is_rendered_and_unbalanced_markdown_still_arrives(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
-    start_bot(**FAST)
+    start_bot(**FAST, **UNLIMITED)
     rich = "## 결과\n**굵게**, *기울임*, `a<b`, [링크](https://example.com/?a=1&b=2)\n```python\nprint(1 < 2)\n```"
     broken = "**닫히지 않은 굵게와 _기울임, `코드 그리고 <div> & [반쪽 링크](http://"
     fake_anthropic.reply(rich, broken)
@@ -132,7 +135,7 @@ def test_markdown_is_rendered_and_unbalanced_markdown_still_arrives(
 def test_html_refused_by_telegram_is_resent_as_plain_markdown(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
-    bot = start_bot(**FAST)
+    bot = start_bot(**FAST, **UNLIMITED)
     answer = "**중요**: 이 답은 `서식`이 있어요."
     fake_anthropic.reply(answer)
     fake_telegram.fail_next(
@@ -151,7 +154,7 @@ def test_html_refused_by_telegram_is_resent_as_plain_markdown(
 def test_10000_character_reply_with_a_long_code_block_arrives_whole_in_parts(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
-    bot = start_bot(**FAST)
+    bot = start_bot(**FAST, **UNLIMITED)
     code = "\n".join(f"    value_{i} = compute({i}) * 2  # 단계 {i}" for i in range(160))
     prose = "\n\n".join(f"**{i}단계**: " + "설명이 길어요 " * 80 for i in range(6))
     answer = f"{prose}\n\n```python\ndef main():\n{code}\n```\n\n끝으로 😀 정리하면 이래요."

@@ -11,7 +11,8 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import stored as transcript
 
 OTHER = 5151
-FAST = {"STREAM_INTERVAL": "0.1"}
+FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
+"""Previews every 0.1 s; the fake has no flood limit: no second between two messages in a chat."""
 
 
 def stored(data_dir, chat_id):

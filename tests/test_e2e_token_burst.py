@@ -27,7 +27,8 @@ def env(monkeypatch, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic,
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
     return {"TELEGRAM_BOT_TOKEN": fake_telegram.token, "TELEGRAM_BASE_URL": fake_telegram.base_url,
             "ANTHROPIC_API_KEY": "sk-ant-test-key", "ANTHROPIC_MAX_RETRIES": "0", "DATA_DIR": str(data_dir),
-            "OWNER_ID": "1", "ALLOWED_USERS": str(FRIEND), "STREAM_INTERVAL": "0.1"}  # fmt: skip
+            "OWNER_ID": "1", "ALLOWED_USERS": str(FRIEND), "STREAM_INTERVAL": "0.1",
+            "RECALL_MEANING": "off"}  # fmt: skip
 
 
 async def test_a_burst_of_questions_with_tool_rounds_stays_within_one_call_of_the_token_limit(

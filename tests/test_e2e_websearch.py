@@ -15,6 +15,8 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored
 
 CHAT = 4343  # an allowed user, not the owner
+FAST = {"TELEGRAM_RATE_FACTOR": "20"}
+"""The fake has no flood limit: no second between two messages in a chat."""
 P1 = Page("https://news.example.kr/a?id=1&s=2", "서울 날씨 <속보> & 전망")
 P2 = Page("https://weather.example.com/seoul", "Seoul weather")
 P3 = Page("https://www.kma.go.kr/", "기상청")
@@ -49,7 +51,7 @@ def server_blocks(body) -> list[str]:
 def test_a_question_that_searches_twice_and_cites_three_pages(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     fake_anthropic.reply(weather())
     fake_telegram.send_text(CHAT, "오늘 서울 날씨 어때?")
     html = fake_telegram.wait_sent(CHAT)[-1]
@@ -102,7 +104,7 @@ def test_a_question_that_searches_twice_and_cites_three_pages(
 def test_a_search_error_still_answers_once_logged(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot()
+    bot = start_bot(**FAST)
     fake_anthropic.reply(
         WebAnswer([Search("원달러 환율", error="unavailable")], parts=[("환율은 확인하지 못했어요.", [])])
     )
@@ -116,7 +118,7 @@ def test_a_search_error_still_answers_once_logged(
 def test_over_the_daily_search_limit_answers_without_search(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    bot = start_bot(DAILY_SEARCH_LIMIT="1")
+    bot = start_bot(DAILY_SEARCH_LIMIT="1", **FAST)
     fake_anthropic.reply(WebAnswer([Search("뉴스", (P2,))], parts=[("뉴스예요", [P2.url])]))
     fake_telegram.send_text(CHAT, "뉴스?")
     assert "Seoul weather" in fake_telegram.wait_sent(CHAT)[-1]
@@ -137,7 +139,7 @@ def test_over_the_daily_search_limit_answers_without_search(
 def test_off_sends_no_server_tools(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
     """WEB_SEARCH=off. (This and the next test were one, with a restart between; two tests, each with one
     bot process, run side by side.)"""
-    bot = start_bot(WEB_SEARCH="off")
+    bot = start_bot(WEB_SEARCH="off", **FAST)
     fake_telegram.send_text(CHAT, "하나")
     assert fake_telegram.wait_sent(CHAT) == ["echo: 하나"]
     assert not any(t.get("type", "custom") != "custom" for t in fake_anthropic.requests[-1].get("tools", []))
@@ -148,7 +150,7 @@ def test_an_organization_without_search(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     fake_anthropic.web.enabled = False
-    bot = start_bot()
+    bot = start_bot(**FAST)
     fake_telegram.send_text(CHAT, "둘")
     assert fake_telegram.wait_sent(CHAT, 1)[-1].startswith("echo: 둘\n\n⚠️ 웹 검색을 하지 못해")
     fake_telegram.send_text(CHAT, "셋")

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     found = {}
     for package in PACKAGES:
@@ -103,13 +105,18 @@ def layer(name: str) -> int:
     return LAYERS[best]
 
 
-GRAPH = {name: imports(path, set(modules())) for name, path in modules().items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Every module of ours -> the modules of ours it imports (built when a test first needs it, not at
+    collection, which every test process does)."""
+    known = set(modules())
+    return {name: imports(path, known) for name, path in modules().items()}
 
 
 def test_memory_imports_nothing_of_the_application() -> None:
     for name, path in modules().items():
         if name.startswith("memory"):
-            assert not {m for m in GRAPH[name] if m.startswith("bot")}, name
+            assert not {m for m in graph()[name] if m.startswith("bot")}, name
             assert not external(path) & {"telegram", "anthropic", "httpx", "httpx2"}, name
 
 
@@ -128,7 +135,7 @@ def test_the_sdk_is_imported_only_by_the_model_side_and_the_doctor() -> None:
 def test_imports_point_down_the_layers() -> None:
     upward = [
         f"{name} → {other}"
-        for name, others in GRAPH.items()
+        for name, others in graph().items()
         for other in others
         if layer(other) > layer(name) and not other.startswith(name + ".")
     ]
@@ -143,7 +150,7 @@ def test_no_import_circles() -> None:
     def visit(node: str) -> None:
         state[node] = 1
         stack.append(node)
-        for nxt in sorted(GRAPH.get(node, ())):
+        for nxt in sorted(graph().get(node, ())):
             # a package's __init__ importing its own submodules is not a circle unless they import it back
             if state.get(nxt) == 1:
                 circles.append(stack[stack.index(nxt) :] + [nxt])
@@ -152,7 +159,7 @@ def test_no_import_circles() -> None:
         stack.pop()
         state[node] = 2
 
-    for node in sorted(GRAPH):
+    for node in sorted(graph()):
         if node not in state:
             visit(node)
     assert circles == []

@@ -99,7 +99,8 @@ async def test_answers_tool_rounds_and_summaries_are_charged_to_the_user_who_cau
     fake_anthropic.reply(ToolCalls([("remember", {"text": "생일은 3월 14일"})], usage={"input_tokens": 100}))
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "DATA_DIR": str(data_dir), "SUMMARY_TRIGGER_MESSAGES": "4",
-           "SUMMARY_KEEP_MESSAGES": "2", "ANTHROPIC_MAX_RETRIES": "0", "RECALL_TURNS": "5"}  # fmt: skip
+           "SUMMARY_KEEP_MESSAGES": "2", "ANTHROPIC_MAX_RETRIES": "0", "RECALL_TURNS": "5",
+           "RECALL_MEANING": "off"}  # fmt: skip
     lim = limits(data_dir, clock)
     a = make_assistant(load_settings(env, need_telegram=False), on_spend=lim.record)
     try:

@@ -212,6 +212,7 @@ class FakeTelegram(FakeHTTPServer):
         self.flood: FloodControl | None = None  # opt-in flood control (see FloodControl below)
         self._holds: list[tuple[str, Callable[[dict[str, Any]], bool], threading.Event]] = []
         self.commands: dict[str, list[dict[str, Any]]] = {}  # setMyCommands: (scope, language) -> the menu
+        self.idle_poll = 5.0  # the longest getUpdates waits for an update before it answers [] (at most its timeout)
 
     @property
     def base_url(self) -> str:
@@ -689,7 +690,7 @@ class FakeTelegram(FakeHTTPServer):
                 )
         offset = int(p.get("offset") or 0)
         timeout = float(p.get("timeout") or 0)
-        deadline = time.monotonic() + min(timeout, 5.0)
+        deadline = time.monotonic() + min(timeout, self.idle_poll)
         with self._cond:
             while True:
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]
