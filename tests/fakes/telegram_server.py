@@ -540,6 +540,8 @@ class FakeTelegram(FakeHTTPServer):
             result = refused
         else:
             result = handler(params)
+        with self._cond:  # what the call changed (a message's text) is seen by wait_for at once
+            self._cond.notify_all()
         if held is not None:
             held[2].wait(60)
         if isinstance(result, tuple):  # (error code, description)
