@@ -131,17 +131,22 @@ def _mark_key(chat: ChatRow) -> str:
     return f"{MARK_KEY}{chat.id}"
 
 
+def _model(conn: sqlite3.Connection) -> str | None:
+    """The name of the model the vectors in the index are from (None: none recorded yet)."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
+    return row[0] if row is not None else None
+
+
 def check_model(conn: sqlite3.Connection, name: str) -> None:
     """Clear every vector if they are from another model than ``name`` (and record ``name``)."""
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
-    if row is not None and row[0] == name:
+    if _model(conn) == name:
         return
     with write_transaction(conn):
-        row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
-        if row is not None and row[0] == name:
+        old = _model(conn)
+        if old == name:
             return
-        if row is not None:
-            log.info("recall by meaning: the model changed (%s -> %s): its vectors are made again", row[0], name)
+        if old is not None:
+            log.info("recall by meaning: the model changed (%s -> %s): its vectors are made again", old, name)
         conn.execute("DELETE FROM vecs")
         conn.execute("DELETE FROM meta WHERE key LIKE ?", (MARK_KEY + "%",))
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (MODEL_KEY, name))
@@ -150,8 +155,7 @@ def check_model(conn: sqlite3.Connection, name: str) -> None:
 def current(conn: sqlite3.Connection, name: str) -> bool:
     """Whether the vectors in the index are ``name``'s (or there are none yet): a read, for the question
     path; ``check_model`` clears them, in the background."""
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (MODEL_KEY,)).fetchone()
-    return row is None or row[0] == name
+    return _model(conn) in (None, name)
 
 
 def mark(conn: sqlite3.Connection, chat: ChatRow) -> int:
@@ -166,8 +170,7 @@ def newest(conn: sqlite3.Connection, chat: ChatRow) -> int | None:
 
 def pending(conn: sqlite3.Connection, chat: ChatRow) -> bool:
     """Whether turns of ``chat`` wait for a vector (two look-ups by key: cheap on every question)."""
-    last = newest(conn, chat)
-    return last is not None and last > mark(conn, chat)
+    return _waiting(conn, chat) is not None
 
 
 def _waiting(conn: sqlite3.Connection, chat: ChatRow) -> tuple[int, int] | None:
@@ -293,8 +296,9 @@ class _Matrix:
         if self.mean is None:
             return raw, floor
         q_dot_mean = float(question @ self.mean)
-        q_norm = float(np.sqrt(max(float(question @ question) - 2 * q_dot_mean + float(self.mean @ self.mean), 1e-12)))
-        centred = (raw - self.dots - q_dot_mean + float(self.mean @ self.mean)) / (self.norms * q_norm)
+        mean_square = float(self.mean @ self.mean)
+        q_norm = float(np.sqrt(max(float(question @ question) - 2 * q_dot_mean + mean_square, 1e-12)))
+        centred = (raw - self.dots - q_dot_mean + mean_square) / (self.norms * q_norm)
         return centred, CENTRED_FLOOR
 
 
