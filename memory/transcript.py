@@ -59,7 +59,8 @@ def check_chat_id(chat_id: int | str) -> str:
     return text
 
 
-def _valid(data: Any) -> bool:
+def is_message(data: Any) -> bool:
+    """Whether a decoded transcript line is a message: a dict with a role and a content."""
     return isinstance(data, dict) and data.get("role") in ROLES and isinstance(data.get("content"), str | list)
 
 
@@ -86,7 +87,7 @@ class Transcript:
         (a torn line from an earlier crash), the new lines start on a fresh line.
         """
         for m in messages:
-            if not _valid(m):
+            if not is_message(m):
                 raise ValueError(f"not a storable message: {m!r}")
         lines = [_line(m) for m in messages]
         path = self.path(chat_id)
@@ -303,7 +304,7 @@ def _parse(path: Path, offset: int, end: int, raw: bytes) -> Entry | None:
     except (UnicodeDecodeError, json.JSONDecodeError):
         log.warning("transcript %s: skipping an unreadable line at byte %d", path.name, offset)
         return None
-    if not _valid(data):
+    if not is_message(data):
         log.warning("transcript %s: skipping a line that is not a message at byte %d", path.name, offset)
         return None
     return Entry(offset, end, data)

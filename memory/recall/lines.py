@@ -21,6 +21,7 @@ from typing import Any
 
 from memory.recall.dates import parse_at
 from memory.recall.text import doc_terms
+from memory.transcript import is_message
 from memory.window import content_text
 
 MAX_TEXT = 20_000  # characters of one message that are indexed and kept (a pasted 10 MB log is not a memory)
@@ -165,8 +166,4 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
         data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
-    if not isinstance(data, dict) or data.get("role") not in ("user", "assistant"):
-        return None
-    if not isinstance(data.get("content"), str | list):
-        return None
-    return data
+    return data if is_message(data) else None
