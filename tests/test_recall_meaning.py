@@ -266,12 +266,17 @@ def test_a_forgotten_file_takes_its_vectors_along(transcript, data_dir):
         assert any("dog to the vet" in h.content for h in index.search("7", "Would she need a leash?", 3))
 
 
-def test_another_model_makes_every_vector_again(transcript, data_dir):
+def embedded_by_another_model(transcript: Transcript, data_dir: Path) -> ConceptEmbedder:
+    """The six turns of ``talk`` with vectors of the model "concepts-1", and the model "concepts-2"."""
     talk(transcript)
     with RecallIndex(data_dir, meaning=ConceptEmbedder("concepts-1")) as index:
         index.sync("7")
         index.embed("7")
-    second = ConceptEmbedder("concepts-2")
+    return ConceptEmbedder("concepts-2")
+
+
+def test_another_model_makes_every_vector_again(transcript, data_dir):
+    second = embedded_by_another_model(transcript, data_dir)
     with RecallIndex(data_dir, meaning=second) as index:
         assert index.embed("7") == 6
         assert len(second.embedded) == 6
@@ -427,11 +432,7 @@ def test_the_model_reads_the_start_of_a_long_message_only():
 
 
 def test_another_models_vectors_are_cleared_in_the_background_not_by_a_question(transcript, data_dir):
-    talk(transcript)
-    with RecallIndex(data_dir, meaning=ConceptEmbedder("concepts-1")) as index:
-        index.sync("7")
-        index.embed("7")
-    second = ConceptEmbedder("concepts-2")
+    second = embedded_by_another_model(transcript, data_dir)
     with RecallIndex(data_dir, meaning=second) as index:
         hits = index.search("7", "kimchi soup", 1, sync=False)  # the question path: by words, nothing cleared
         assert "kimchi" in hits[0].content
