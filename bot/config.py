@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import load_dotenv
 
 from bot.claude.pricing import Price, parse_prices
-from bot.envparse import env_int
+from bot.envparse import env_choice, env_int
 from bot.tools.web import WebConfigError, WebSettings, web_settings
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -103,14 +103,7 @@ def _float(env: Mapping[str, str], name: str, default: float, minimum: float = 0
 
 
 def _on_off(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("on", "1", "true", "yes"):
-        return True
-    if raw in ("off", "0", "false", "no"):
-        return False
-    raise ConfigError(f"{name} must be on or off, got {raw!r}")
+    return env_choice(env, name, "on" if default else "off", ("on", "off"), ConfigError) == "on"
 
 
 def recall_meaning(env: Mapping[str, str]) -> bool:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.envparse import env_int
+from bot.envparse import env_choice, env_int
 
 SEARCH_TYPE = "web_search_20250305"  # basic search (no dynamic filtering: no code execution needed)
 FETCH_TYPE = "web_fetch_20250910"
@@ -160,12 +160,7 @@ class WebSettings:
 
 
 def _flag(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    raw = env.get(name, "").strip().lower() or default
-    aliases = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}
-    raw = aliases.get(raw, raw)
-    if raw not in choices:
-        raise WebConfigError(f"{name} must be one of {', '.join(choices)}, got {env.get(name, '').strip()!r}")
-    return raw
+    return env_choice(env, name, default, choices, WebConfigError)
 
 
 def web_settings(env: Mapping[str, str]) -> WebSettings:
