@@ -50,7 +50,19 @@ from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
 from memory.recall.query import Query, parse
 from memory.recall.store import ID_BITS, ChatRow
-from memory.recall.tuning import DEFAULT_WEIGHTS, K1, THOROUGH, B, Effort, Weights, relevant
+from memory.recall.tuning import (
+    DEFAULT_WEIGHTS,
+    FLOOR_CLOSE,
+    K1,
+    MEANING_WORDS,
+    THOROUGH,
+    B,
+    Effort,
+    Weights,
+    confident,
+    is_related,
+    relevant,
+)
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
 _WORDS = re.compile(r"(\w+)")
@@ -76,6 +88,9 @@ class Turn:
     own: float = 0.0
     relevance: float = 0.0
     matched: float = 0.0
+    similarity: float = 0.0  # its similarity in meaning to the query (Dense.similarity; 0 without meaning)
+    closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
+    related: bool = False  # above the relevance floor by its own words or its meaning (memory.recall.tuning)
     score: float = 0.0
     near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
     neighbours_known: bool = False
@@ -116,7 +131,7 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
             add(tf, w, g)
     turn.own = sum(s for s, _ in best.values())
     turn.matched = sum(w for _, w in best.values())
-    turn.relevance = turn.matched / q.total if q.total else 0.0
+    turn.relevance = turn.matched / q.whole if q.whole else 0.0
 
 
 def _attach_neighbours(
@@ -199,11 +214,19 @@ def rank(
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
+    said = not q.unknown  # the chat said every word of the query
 
     def own(t: Turn) -> None:
         _bm25(t, q, avgdl)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
-            t.own += scale * max(0.0, dense.similarity(t.id) - dense.floor) / (1 - dense.floor)
+            t.similarity = dense.similarity(t.id)
+            t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
+        # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
+        t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
+        t.related = is_related(t.matched, t.relevance, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+
+    def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
+        return not q.total and any(r.contains(t.day) for r in q.ranges)
 
     for t in pool.values():
         own(t)
@@ -218,12 +241,42 @@ def rank(
         return []
     for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
         own(t)
+    if weights.floor and not any(
+        confident(t.matched, t.relevance, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+    ):
+        return []  # nothing in the chat is about it: below the relevance floor
     _score(pool, q, weights)
-    out = [t for t in pool.values() if t.score > 0 and eligible(t)]
+    out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not weights.floor or _near_related(t))]
     out.sort(key=lambda t: (-t.score, -t.id))
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
+    norm = max(q.total, 1.0)
+    for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
+        t.score /= norm
     return out[:limit]
+
+
+def _words(t: Turn) -> int:
+    """How many index terms ``t`` holds (stopwords are not terms)."""
+    return t.terms.count(" ") + 1 if t.terms else 0
+
+
+def _near_related(t: Turn) -> bool:
+    """Whether ``t`` is above the relevance floor, or completes the exchange of a turn that is: the answer
+    to a related question, the question of a related answer, or the story it goes on with in its answer
+    to the other person's question about it ("I moved!" / "How's the area?" / "Quiet, with a park")."""
+    if t.related:
+        return True
+    before, after = t.prev, t.next
+    if before is not None and before.session == t.session and before.related and _asks(before, t):
+        return True  # the answer to a related question
+    if after is not None and after.session == t.session and after.related and _asks(t, after):
+        return True  # the question of a related answer
+    told = t.near.get(-2)
+    if told is None or told.session != t.session or not told.related:
+        return False
+    asked = before or told.next  # the turn between may link only one way
+    return asked is not None and _asks(asked, t)
 
 
 def _without(text: str, names: frozenset[str]) -> str:

@@ -27,6 +27,36 @@ MIN_RELEVANCE = 0.5
 MIN_MATCHED = 4.0
 
 
+# The relevance floor (``Weights.floor``), chosen on bench.recall_eval's tuning seeds (questions whose
+# answer was never in the chat against the evidence of answerable ones). A turn ``is_related`` to a query
+# by its words when it holds FLOOR_RELEVANCE of the query's weight (every word of the query counted, those
+# the chat never said too: memory.recall.query.Query.whole) or FLOOR_MATCHED of it, or any of it when the
+# chat said every word of the query; by its meaning when its closeness (memory.recall.meaning.Dense.
+# closeness: about 0 for unrelated turns) is FLOOR_CLOSE. A question finds nothing unless some turn is
+# ``confident``: related by its words, or its share of the query's weight plus CONFIDENT_MEANING times its
+# closeness reaches CONFIDENT; then only related turns come back, with the turns next to one (its question,
+# its answer).
+CONFIDENT = 0.7
+CONFIDENT_MEANING = 2.0
+FLOOR_RELEVANCE = 0.5
+FLOOR_MATCHED = 5.0
+FLOOR_CLOSE = 0.15
+MEANING_WORDS = 3  # a turn of fewer index terms is related by its words only (its vector is near any short text)
+
+
+def is_related(matched: float, relevance: float, every_word_said: bool) -> bool:
+    """Whether a turn holding ``matched`` of the query's weight (``relevance`` of it) is related to the
+    query by its words; ``every_word_said``: whether the chat said every word of the query."""
+    return matched > 0 and (every_word_said or relevance >= FLOOR_RELEVANCE or matched >= FLOOR_MATCHED)
+
+
+def confident(matched: float, relevance: float, closeness: float, every_word_said: bool) -> bool:
+    """Whether a turn shows that the chat did talk about the query (see above)."""
+    if is_related(matched, relevance, every_word_said):
+        return True
+    return (relevance if matched > 0 else 0.0) + CONFIDENT_MEANING * closeness >= CONFIDENT
+
+
 def relevant(matched: float, relevance: float) -> bool:
     """Whether a turn holding ``matched`` of the query's weight (``relevance`` of it) is recalled unasked."""
     return matched > 0 and (relevance >= MIN_RELEVANCE or matched >= MIN_MATCHED)
@@ -77,6 +107,7 @@ class Weights:
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
+    floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -96,6 +127,7 @@ class Weights:
             news=0.0,
             asking=0.0,
             meaning=0.0,
+            floor=False,
         )
 
 
