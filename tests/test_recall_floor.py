@@ -170,3 +170,17 @@ def test_the_cli_finds_nothing_for_a_zebra_with_the_real_model(data_dir):
     locker = search("locker", "code")
     rows = [json.loads(line) for line in locker.stdout.splitlines()]
     assert [r["content"] for r in rows] == ["my locker code is 4719", "echo: my locker code is 4719"], locker.stderr
+
+
+def test_a_question_needs_one_turn_clearly_about_it_before_any_faint_one_comes_back():
+    """The two halves of the floor (memory.recall.tuning): a faint closeness lets a turn in only once some
+    turn is clearly about the question; words the chat said are enough on their own."""
+    from memory.recall.tuning import confident, is_related
+
+    faint, clear = 0.2, 0.4  # similarities around a chat's mean: unrelated turns about 0
+    assert not confident(0.0, 0.0, faint, False) and confident(0.0, 0.0, clear, False)
+    assert confident(2.0, 0.2, 0.25, False)  # a fifth of the words and a fair closeness together
+    assert is_related(1.0, 0.5, False) and not is_related(1.0, 0.4, False)  # half of the query's weight
+    assert is_related(1.0, 0.2, True)  # every word of the query said in the chat: any of them counts
+    assert is_related(5.0, 0.3, False)  # a rare word the chat said
+    assert not is_related(0.0, 0.0, True)
