@@ -321,6 +321,12 @@ ABLATIONS = {
 }
 
 
+STEPS: dict[str, dict[str, object]] = {  # --steps: the steps of issue 32 tried, each alone
+    "spread 0.8": {"spread": 0.8},
+    "spread 0.6": {"spread": 0.6},
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gen", choices=("facts", "persona", "both"), default="both")
@@ -328,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", default="named,plain", help="comma-separated layouts (see above)")
     parser.add_argument("--no-cli", action="store_true", help="skip the run through the real CLI")
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
+    parser.add_argument("--steps", action="store_true", help="also rank with each step tried for issue 32")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
@@ -348,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     if EMBEDDER is not None:
         methods["words only"] = Weights(meaning=0.0)  # the ranking before recall by meaning
     methods["no floor"] = Weights(floor=False)  # the ranking before the relevance floor
+    for name, change in STEPS.items() if args.steps else ():
+        methods[name] = dataclasses.replace(Weights(), **change)
     methods["recall"] = Weights()
     summary = []
     cli_checked: set[str] = set()

@@ -250,6 +250,8 @@ def rank(
     out.sort(key=lambda t: (-t.score, -t.id))
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
+    if weights.spread < 1:
+        _spread(out, weights.spread)
     norm = max(q.total, 1.0)
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
@@ -310,6 +312,21 @@ def _penalise_repeats(turns: list[Turn], share: float) -> None:
         if seen[key]:
             t.score *= share ** seen[key]
         seen[key] += 1
+    turns.sort(key=lambda t: (-t.score, -t.id))
+
+
+def _spread(turns: list[Turn], share: float) -> None:
+    """Results over the conversation's history, not one afternoon of it: each turn keeps ``share`` of its
+    score for every better turn of its session already ahead of it (the two turns of one exchange count
+    once); ``turns`` is sorted best first and stays so."""
+    ahead: Counter[int] = Counter()
+    taken: set[int] = set()
+    for t in turns:
+        partner = {n.id for k, n in t.near.items() if abs(k) == 1}
+        if ahead[t.session] and not partner & taken:
+            t.score *= share ** ahead[t.session]
+        ahead[t.session] += 1
+        taken.add(t.id)
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 

@@ -108,6 +108,7 @@ class Weights:
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
     floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
+    spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
 
     @classmethod
     def bm25(cls) -> Weights:
