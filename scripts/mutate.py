@@ -7,7 +7,8 @@
 
 Each mutation in the list (TOML, ``[[mutation]]`` tables) names a ``file``, an ``original`` snippet
 that must occur exactly once in it, its ``replacement``, the ``tests`` to run and a one-line
-``description`` (``id`` names it; ``owner`` and ``issue`` are notes shown in the report). The tree
+``description`` (``id`` names it; ``owner`` -- the branch rewriting that code -- and ``issue`` are
+notes shown in the report; ``tests`` may be pytest node ids, ``file.py::test_name``). The tree
 (git's tracked and untracked, not ignored, files) is copied once to a temporary directory; the
 working tree is never written to, so Ctrl-C or a crash leaves it as it was (the copy is removed).
 The tests of every mutation are first run on the unchanged copy (they must pass), then for each
@@ -154,8 +155,11 @@ def run_tests(python: str, tree: Path, tests: tuple[str, ...], timeout: float) -
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
-    tail = "\n".join(out.decode(errors="replace").strip().splitlines()[-3:])
-    return ("passed" if proc.returncode == 0 else "failed"), tail
+    lines = out.decode(errors="replace").strip().splitlines()
+    if proc.returncode == 0:
+        return "passed", "\n".join(lines[-1:])
+    failed = [ln for ln in lines if ln.startswith(("FAILED ", "ERROR "))]  # pytest's short summary
+    return "failed", "\n".join(failed[:2] or lines[-3:])
 
 
 def check_imports(python: str, tree: Path) -> None:
@@ -189,7 +193,7 @@ def mutate_one(m: Mutation, tree: Path, python: str, timeout: float) -> Outcome:
         path.write_text(text, encoding="utf-8")
     seconds = time.monotonic() - started
     status = {"failed": "caught", "passed": "missed", "timeout": "timeout"}[result]
-    return Outcome(m, status, seconds, tail if status == "missed" else "")
+    return Outcome(m, status, seconds, tail)  # caught: which test failed; missed: pytest's last line
 
 
 def line(o: Outcome) -> str:
@@ -228,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         copy_tree(root, tree)
         check_imports(python, tree)
         if not args.no_baseline:
-            files = tuple(dict.fromkeys(t for m in mutations for t in m.tests if (tree / t).exists()))
+            files = tuple(dict.fromkeys(t for m in mutations for t in m.tests if (tree / t.split("::")[0]).exists()))
             result, tail = run_tests(python, tree, files, args.timeout)
             if result != "passed":
                 print(f"mutate: the tests fail without any mutation ({result}):\n{tail}", file=sys.stderr)
@@ -243,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         f"\nscore: {report.caught} of {report.caught + report.missed} caught ({report.score:.0f}%)"
         + (f"; {stale} stale or ambiguous (not counted)" if stale else "")
     )
+    own = Report([o for o in report.outcomes if not o.mutation.owner])
+    if len(own.outcomes) < len(report.outcomes):
+        print(f"without the rows others own: {own.caught} of {own.caught + own.missed} caught ({own.score:.0f}%)")
     if report.missed:
         return 1
     return 2 if stale else 0
