@@ -101,3 +101,72 @@ def test_an_append_fsyncs_the_transcript_after_writing_it(
     transcript.append(1, [{"role": "user", "content": "둘째 질문"}, {"role": "assistant", "content": "둘째 답"}])
     inode = path.stat().st_ino
     assert events[:2] == [("write", inode), ("fsync", inode)]
+
+
+def test_storing_an_older_batch_never_moves_the_meaning_mark_back(transcript: Transcript, data_dir: Path):
+    """Two builders may store out of order (the bot's and a worker's): the mark only goes forward, or the
+    turns between would be embedded again."""
+    from memory.recall import meaning as meanings
+    from memory.recall.store import chat_row, connect
+
+    at = "2026-11-01T10:00:00+09:00"
+    transcript.append("c", [{"role": "user", "content": f"말 {i}", "at": at} for i in range(4)])
+    with RecallIndex(data_dir) as index:
+        index.search("c", "말", 1)  # indexes the chat
+    conn = connect(data_dir / "recall.sqlite3")
+    try:
+        chat = chat_row(conn, "c", create=False)
+        assert chat is not None
+        last = meanings.newest(conn, chat)
+        assert last is not None and meanings.mark(conn, chat) < last
+        meanings.store(conn, chat, [], [], last)
+        meanings.store(conn, chat, [], [], last - 2)  # the slower builder's older batch
+        assert meanings.mark(conn, chat) == last and not meanings.pending(conn, chat)
+    finally:
+        conn.close()
+
+
+def test_the_worker_waits_while_a_question_is_in_progress(monkeypatch: pytest.MonkeyPatch):
+    """After "p" the builder waits on its stdin (at most MAX_YIELD) and goes on at "r"; at the end of its
+    stdin (the bot is gone) it stops."""
+    import memory.recall.worker as worker
+
+    r, w = os.pipe()
+    waits: list[float] = []
+    real_select = worker.select.select
+
+    def select(rl: list, wl: list, xl: list, timeout: float) -> tuple:
+        if timeout > 0:  # a wait for the bot: it says "go on" meanwhile
+            waits.append(timeout)
+            os.write(w, RESUME)
+        return real_select(rl, wl, xl, timeout)
+
+    monkeypatch.setattr(worker.select, "select", select)
+    try:
+        fg = Foreground(r)
+        assert fg.may_go_on() and waits == []  # nothing said: no wait
+        os.write(w, PAUSE)
+        assert fg.may_go_on() is True
+        assert len(waits) == 1 and not fg.paused  # it waited once, until the "r"
+        os.close(w)
+        w = -1
+        assert fg.may_go_on() is False and fg.gone
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def test_repeated_small_talk_gives_its_places_to_other_turns(transcript: Transcript, data_dir: Path):
+    """Plain BM25 but with the repeat penalty: the same words said twice score the same, and the second
+    keeps half its score, so a different turn comes before it."""
+    from dataclasses import replace
+
+    batch = []
+    for i, text in enumerate(["오늘 날씨 좋네", "오늘 날씨 좋네", "오늘 날씨 정말 좋네 산책 가자"]):
+        at = f"2026-11-0{i + 1}T10:00:00+09:00"
+        batch += [{"role": "user", "content": text, "at": at}, {"role": "assistant", "content": "네.", "at": at}]
+    transcript.append("c", batch)
+    with RecallIndex(data_dir, weights=replace(Weights.bm25(), duplicate=0.5)) as index:
+        hits = index.search("c", "날씨 좋네", 3)
+    assert [h.content for h in hits] == ["오늘 날씨 좋네", "오늘 날씨 정말 좋네 산책 가자", "오늘 날씨 좋네"]
