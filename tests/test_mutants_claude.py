@@ -1,5 +1,5 @@
 """The model side's newest paths, each pinned by a test that fails when the code is broken on purpose
-(issue 33; the changes are in scripts/mutations.json): progress lines for server tools, the cached
+(issue 33; the changes are in scripts/mutations.toml): progress lines for server tools, the cached
 Models API entry kept through an outage, the nearest effort level below the one configured."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.claude.client import ClaudeModel
 from bot.claude.modelinfo import MAX_AGE, ModelCatalog, ModelInfo
+from bot.core.toolloop import ToolLoop
 from bot.texts import progress_text
 from bot.tools import Toolbox, ToolContext
 from bot.tools.web import WebSearch, WebSettings
@@ -30,8 +31,6 @@ def claude(server: FakeAnthropic, data_dir: Path, model: str, **kw) -> ClaudeMod
 async def test_a_web_search_round_streams_the_search_progress_line(fake_anthropic: FakeAnthropic, data_dir: Path):
     """The API runs the search itself (a ``server_tool_use`` block, never a ``tool_use``): the user
     still sees what is going on while it runs."""
-    from bot.core.toolloop import ToolLoop
-
     page = Page("https://news.example.kr/a", "서울 날씨")
     fake_anthropic.reply(WebAnswer([Search("서울 날씨", (page,))], parts=[("맑아요.", [page.url])]))
     loop = ToolLoop(
