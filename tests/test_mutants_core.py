@@ -77,3 +77,34 @@ async def test_a_round_with_a_search_and_a_tool_stores_no_server_blocks(
     await assistant.ask(1, "고마워")
     replayed = json.dumps(fake_model.calls[-1].messages, ensure_ascii=False)
     assert "server_tool_use" not in replayed and "ENC1" not in replayed
+
+
+async def test_a_turn_paused_again_and_again_is_given_up_after_max_pauses(
+    assistant: Assistant, fake_model: FakeModel, data_dir
+):
+    """pause_turn is continued (the paused content sent back) at most MAX_PAUSES times; then the
+    question fails and nothing is stored, instead of paying for continuation after continuation."""
+    from bot.core.toolloop import MAX_PAUSES
+
+    def paused(n: int) -> Reply:
+        use = {"type": "server_tool_use", "id": f"srvtoolu_{n:02d}", "name": "web_search", "input": {"query": "뉴스"}}
+        return Reply("", stop_reason="pause_turn", content=(use,))
+
+    fake_model.queue(*[paused(n) for n in range(3 * MAX_PAUSES)])
+    with pytest.raises(ModelError) as e:
+        await assistant.ask(1, "최신 뉴스 찾아 줘")
+    assert e.value.kind == "server"
+    assert len(fake_model.calls) == MAX_PAUSES + 1 and stored(data_dir, 1) == []
+
+
+def test_at_most_six_sources_are_listed_and_stored_and_the_rest_counted():
+    from bot.core.sources import HEADER, MAX_SOURCES, WebTrail, with_sources
+
+    trail = WebTrail()
+    for n in range(MAX_SOURCES + 2):
+        trail.add_source(f"https://site{n}.example.kr/", f"Site {n}")
+    shown = with_sources("답이에요.", trail)
+    listing = shown.split(HEADER, 1)[1].strip().splitlines()
+    assert listing[0].startswith("1. [Site 0]") and listing[MAX_SOURCES - 1].startswith(f"{MAX_SOURCES}. [Site 5]")
+    assert listing[MAX_SOURCES:] == ["… +2"]
+    assert [s["title"] for s in trail.stored()] == [f"Site {n}" for n in range(MAX_SOURCES)]

@@ -51,3 +51,16 @@ def test_a_text_file_over_200_kb_is_refused_by_its_announced_size(kind: str, siz
             check_size(doc)
     else:
         check_size(doc)  # PDFs go up to 20 MB; a text file of exactly 200 KB is taken
+
+
+def test_a_reminder_for_this_very_moment_or_past_the_limit_is_refused():
+    from datetime import timedelta
+
+    from bot.tools.reminders import MAX_AHEAD, parse_at
+
+    now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)  # 12:00 in Seoul
+    assert "is in the past" in str(parse_at("2026-12-01T12:00:00+09:00", now, "Asia/Seoul"))  # it would fire at once
+    assert parse_at("2026-12-01T12:01:00+09:00", now, "Asia/Seoul") == now + timedelta(minutes=1)
+    last = now + MAX_AHEAD
+    assert parse_at(last.isoformat(), now, "Asia/Seoul") == last
+    assert "more than a year ahead" in str(parse_at((last + timedelta(minutes=1)).isoformat(), now, "Asia/Seoul"))
