@@ -256,4 +256,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the copy is gone already (its context manager); the tree was never written to
+        print("\nmutate: interrupted; the working tree is as it was", file=sys.stderr)
+        sys.exit(130)

@@ -111,3 +111,47 @@ def test_a_malformed_list_is_refused(tmp_path: Path):
     with pytest.raises(ValueError, match="the replacement is the original"):
         mutate.load(bad)
     assert len(mutate.load(ROOT / "scripts" / "mutations.toml")) >= 30  # the project's own list parses
+
+
+def test_ctrl_c_ends_the_test_run_removes_the_copy_and_leaves_the_tree(repo: Path, tmp_path: Path):
+    """Interrupted while a mutation's tests run (they hold until told): the run's pytest is ended, the
+    temporary copy removed, the working tree as it was; exit status 130."""
+    import os
+    import signal
+    import time
+
+    (repo / "test_calc.py").write_text(
+        "import os, time\n\nfrom calc import add\n\n\ndef test_add():\n"
+        "    open(os.environ['PID_FILE'], 'w').write(str(os.getpid()))\n"
+        "    while not os.path.exists(os.environ['GO_FILE']):\n        time.sleep(0.01)\n"
+        "    assert add(2, 3) == 5\n"
+    )
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    pid_file = tmp_path / "pid"
+    env = {**os.environ, "TMPDIR": str(temp), "PID_FILE": str(pid_file), "GO_FILE": str(tmp_path / "go")}
+    cmd = [sys.executable, str(ROOT / "scripts" / "mutate.py"), "--root", str(repo), "--no-baseline"]
+    cmd += ["--list", str(repo / "mutations.toml"), "--python", sys.executable, "--only", "add-"]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a test runner may ignore it
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60  # a hang guard only
+        while not pid_file.exists() or not pid_file.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        mutated = list(temp.glob("mutate-*/tree/calc.py"))
+        assert len(mutated) == 1 and "a - b" in mutated[0].read_text()  # the mutation's tests are running
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), 0)  # the mutation's test run was ended too
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        (tmp_path / "go").touch()  # a test run left behind (a broken script) finishes by itself
+    assert proc.returncode == 130 and b"interrupted" in out
+    assert list(temp.iterdir()) == []  # the copy is gone
+    assert (repo / "calc.py").read_text() == SOURCE
