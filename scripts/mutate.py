@@ -18,7 +18,8 @@ one that passes missed it; a snippet not found in its file (the code moved on) i
 found more than once "ambiguous" -- reported, never silently skipped.
 
 The exit status is 0 when every mutation was caught, 1 when one was missed, 2 when none was missed
-but some were stale or ambiguous (the list needs updating), 3 when the unchanged tests failed.
+but some were stale or ambiguous (the list needs updating), 3 when the unchanged tests failed, 130
+on Ctrl-C.
 """
 
 from __future__ import annotations
