@@ -155,7 +155,9 @@ async def test_search_says_plainly_that_nothing_is_related(assistant):
 def test_the_cli_finds_nothing_for_a_zebra_with_the_real_model(data_dir):
     """The report of issue 31/32: ``python -m bot search --chat local zebra`` listed "echo: x" at 0.942."""
     transcript = Transcript(data_dir)
-    for text in ("x", "hello there", "what's the weather like", "my locker code is 4719", "test", "ok", "bye"):
+    said = ("x", "hello there", "what's the weather like", "my locker code is 4719", "I adopted a puppy named Bori",
+            "test", "ok", "bye")  # fmt: skip
+    for text in said:
         transcript.append("local", [msg("user", text), msg("assistant", f"echo: {text}")])
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DATA_DIR": str(data_dir), "RECALL_MEANING": "on"}
 
@@ -170,6 +172,8 @@ def test_the_cli_finds_nothing_for_a_zebra_with_the_real_model(data_dir):
     locker = search("locker", "code")
     rows = [json.loads(line) for line in locker.stdout.splitlines()]
     assert [r["content"] for r in rows] == ["my locker code is 4719", "echo: my locker code is 4719"], locker.stderr
+    dog = [json.loads(line)["content"] for line in search("dog").stdout.splitlines()]  # a related word: puppy
+    assert sorted(dog) == ["I adopted a puppy named Bori", "echo: I adopted a puppy named Bori"]
 
 
 def test_a_question_needs_one_turn_clearly_about_it_before_any_faint_one_comes_back():
