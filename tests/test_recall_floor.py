@@ -94,6 +94,8 @@ def test_a_query_with_words_the_chat_never_said_needs_more_than_one_common_word(
     transcript.append("c", [msg("user", f"what a day, chat number {i}") for i in range(30)])
     with RecallIndex(data_dir) as index:
         assert index.search("c", "favourite cocktail recipe", 5) == []  # never spoke of cocktails or recipes
+        assert index.related("c", "a favourite cocktail recipe with gin?", 5) == []  # nor the automatic recall
+        assert "Yellow" in index.related("c", "what was my favourite song?", 5)[0].content
         assert "Yellow" in index.search("c", "favourite song", 5)[0].content
         assert "Yellow" in index.search("c", "favourite", 5)[0].content  # every word said: any match counts
         # one word of three, all said in the chat: a keyword search still lists it

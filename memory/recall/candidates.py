@@ -81,7 +81,7 @@ def _newest(conn: sqlite3.Connection, chat: ChatRow, terms: list[Term], op: str,
 
 def _need(q: Query, effort: Effort) -> float:
     """The least weight of the query a turn must hold to be kept (0: any turn)."""
-    return min(MIN_RELEVANCE * q.whole, MIN_MATCHED) if effort.relevant_only else 0.0
+    return min(MIN_RELEVANCE * q.total, MIN_MATCHED) if effort.relevant_only else 0.0
 
 
 def candidates(conn: sqlite3.Connection, chat: ChatRow, q: Query, stats: Stats, effort: Effort) -> list[int]:

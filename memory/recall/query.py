@@ -169,8 +169,14 @@ def parse(
     terms = [t for t in terms if stats.df[t] > 0]
     idf = {t: share[t] * math.log(1 + (n - stats.df[t] + 0.5) / (stats.df[t] + 0.5)) for t in terms}
     said = {group[t] for t in terms}
-    # a word the chat never said weighs as one it said once (in a chat of a few turns, as much as any)
-    unknown = sum(math.log(1 + (n - 0.5) / 1.5) for t in dict.fromkeys(own) if t not in said and not t.prefix)
+    # a word the chat never said weighs as one it said once (in a chat of a few turns, as much as any); a
+    # capitalised word inside the query is a name, maybe a nickname the chat writes otherwise: not counted
+    called = {word_term(w) for w in inner}
+    unknown = sum(
+        math.log(1 + (n - 0.5) / 1.5)
+        for t in dict.fromkeys(own)
+        if t not in said and not t.prefix and t.text not in called
+    )
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)

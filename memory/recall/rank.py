@@ -86,7 +86,8 @@ class Turn:
     terms: str  # its index terms, space-separated (memory.recall.text.doc_terms)
     content: str
     own: float = 0.0
-    relevance: float = 0.0
+    relevance: float = 0.0  # the share of the weight of the query's words the chat said that it holds
+    share: float = 0.0  # the same of every word of the query, those the chat never said too (Query.whole)
     matched: float = 0.0
     similarity: float = 0.0  # its similarity in meaning to the query (Dense.similarity; 0 without meaning)
     closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
@@ -113,7 +114,7 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     exact = q.exact
     counts = Counter([t for t in terms if t in exact])
     if not counts and not q.prefixes:
-        turn.own = turn.matched = turn.relevance = 0.0
+        turn.own = turn.matched = turn.relevance = turn.share = 0.0
         return
     norm = K1 * (1 - B + B * len(terms) / avgdl)
     best: dict[int, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
@@ -131,7 +132,8 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
             add(tf, w, g)
     turn.own = sum(s for s, _ in best.values())
     turn.matched = sum(w for _, w in best.values())
-    turn.relevance = turn.matched / q.whole if q.whole else 0.0
+    turn.relevance = turn.matched / q.total if q.total else 0.0
+    turn.share = turn.matched / q.whole if q.whole else 0.0
 
 
 def _attach_neighbours(
@@ -223,7 +225,7 @@ def rank(
             t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
-        t.related = is_related(t.matched, t.relevance, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+        t.related = is_related(t.matched, t.share, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
 
     def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
         return not q.total and any(r.contains(t.day) for r in q.ranges)
@@ -234,19 +236,20 @@ def rank(
     def eligible(t: Turn) -> bool:
         if t.dead or (exclude_from and t.file == exclude_from[0] and t.offset >= exclude_from[1]):
             return False
-        return relevant(t.matched, t.relevance) if effort.relevant_only else True
+        return relevant(t.matched, t.relevance, t.share) if effort.relevant_only else True
 
     best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
     if not best:
         return []
     for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
         own(t)
-    if weights.floor and not any(
-        confident(t.matched, t.relevance, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+    floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
+    if floor and not any(
+        confident(t.matched, t.share, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     ):
         return []  # nothing in the chat is about it: below the relevance floor
     _score(pool, q, weights)
-    out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not weights.floor or _near_related(t))]
+    out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
     out.sort(key=lambda t: (-t.score, -t.id))
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
