@@ -190,3 +190,13 @@ def test_a_question_needs_one_turn_clearly_about_it_before_any_faint_one_comes_b
     assert is_related(1.0, 0.2, True)  # every word of the query said in the chat: any of them counts
     assert is_related(5.0, 0.3, False)  # a rare word the chat said
     assert not is_related(0.0, 0.0, True)
+
+
+def test_a_nickname_alone_does_not_make_a_turn_about_the_question(transcript, data_dir):
+    """A capitalised word that names nobody the chat knows ("Aud", written "aud" in the chat) still finds
+    the turns calling someone so, but does not make them about what the question asks."""
+    transcript.append("c", [msg("user", "hey aud, how was work today"), msg("assistant", "long, but fine")])
+    transcript.append("c", [msg("user", f"what a day, chat number {i}") for i in range(30)])
+    with RecallIndex(data_dir) as index:
+        assert index.search("c", "What did Aud think of the election?", 5) == []
+        assert "aud" in index.search("c", "How was work for Aud?", 5)[0].content

@@ -40,6 +40,8 @@ class Query:
     prefixes: list[tuple[str, float, int]] = field(default_factory=list)  # (prefix, weight, group number)
     names: frozenset[str] = frozenset()  # the query's words that name whose turns it asks for ("Deb", "Andy")
     unknown: float = 0.0  # the weight of the query's words no turn of the chat holds (nor a related word)
+    called: frozenset[int] = frozenset()  # the group numbers of capitalised words inside it that name no
+    # speaker: a nickname ("Aud", "Mel") finds the turns calling someone so, but is not what the query is about
 
     @property
     def whole(self) -> float:
@@ -50,7 +52,7 @@ class Query:
     @classmethod
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
-        tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0,
+        tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -59,7 +61,8 @@ class Query:
         exact = {t.text: (w, numbers[group[t]]) for t, w in idf.items() if not t.prefix}
         prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
         total = sum(best.values())
-        return cls(list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown)
+        nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
+        return cls(list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames)
 
 
 _NOW = re.compile(
@@ -180,5 +183,7 @@ def parse(
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
-    query = Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names, unknown)
+    query = Query.make(
+        idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names, unknown, frozenset(called)
+    )
     return query, stats

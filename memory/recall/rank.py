@@ -88,6 +88,7 @@ class Turn:
     own: float = 0.0
     relevance: float = 0.0  # the share of the weight of the query's words the chat said that it holds
     share: float = 0.0  # the same of every word of the query, those the chat never said too (Query.whole)
+    topic: float = 0.0  # ``matched`` without the weight of nicknames (Query.called): what the floor counts
     matched: float = 0.0
     similarity: float = 0.0  # its similarity in meaning to the query (Dense.similarity; 0 without meaning)
     closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
@@ -114,7 +115,7 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     exact = q.exact
     counts = Counter([t for t in terms if t in exact])
     if not counts and not q.prefixes:
-        turn.own = turn.matched = turn.relevance = turn.share = 0.0
+        turn.own = turn.matched = turn.relevance = turn.share = turn.topic = 0.0
         return
     norm = K1 * (1 - B + B * len(terms) / avgdl)
     best: dict[int, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
@@ -133,7 +134,8 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     turn.own = sum(s for s, _ in best.values())
     turn.matched = sum(w for _, w in best.values())
     turn.relevance = turn.matched / q.total if q.total else 0.0
-    turn.share = turn.matched / q.whole if q.whole else 0.0
+    turn.topic = sum(w for g, (_, w) in best.items() if g not in q.called)  # a nickname alone is not the topic
+    turn.share = turn.topic / q.whole if q.whole else 0.0
 
 
 def _attach_neighbours(
@@ -225,7 +227,7 @@ def rank(
             t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
-        t.related = is_related(t.matched, t.share, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+        t.related = is_related(t.topic, t.share, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
 
     def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
         return not q.total and any(r.contains(t.day) for r in q.ranges)
@@ -245,7 +247,7 @@ def rank(
         own(t)
     floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
     if floor and not any(
-        confident(t.matched, t.share, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+        confident(t.topic, t.share, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     ):
         return []  # nothing in the chat is about it: below the relevance floor
     _score(pool, q, weights)
