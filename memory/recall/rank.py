@@ -135,7 +135,7 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     turn.matched = sum(w for _, w in best.values())
     turn.relevance = turn.matched / q.total if q.total else 0.0
     turn.topic = sum(w for g, (_, w) in best.items() if g not in q.called)  # a nickname alone is not the topic
-    turn.share = turn.topic / q.whole if q.whole else 0.0
+    turn.share = turn.matched / q.whole if q.whole else 0.0
 
 
 def _attach_neighbours(
@@ -227,7 +227,10 @@ def rank(
             t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
-        t.related = is_related(t.topic, t.share, said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+        t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+
+    def about(t: Turn) -> float:  # the share of every word of the query a turn holds, nicknames left out
+        return t.topic / q.whole if q.whole else 0.0
 
     def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
         return not q.total and any(r.contains(t.day) for r in q.ranges)
@@ -247,7 +250,7 @@ def rank(
         own(t)
     floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
     if floor and not any(
-        confident(t.topic, t.share, t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+        confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     ):
         return []  # nothing in the chat is about it: below the relevance floor
     _score(pool, q, weights)
