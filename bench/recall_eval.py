@@ -212,7 +212,7 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
                 never_empty.append(not idx.related(case.chat, text, limit, today=today))
     stats = {name: statistics.median(v) for name, v in times.items()}
     stats["empty"] = empty / max(1, sum(len(c.questions) for c in cases))
-    stats["never empty"] = sum(never_empty) / max(1, len(never_empty))
+    stats["never empty"] = sum(never_empty) / len(never_empty) if never_empty else -1.0
     return found, stats
 
 
@@ -228,10 +228,16 @@ def related_table(found: dict[str, dict[str, list[int]]], stats: dict[str, float
     print(
         f"related@5 {100 * r5:.1f}% vs search@5 {100 * s5:.1f}% ({r5 / max(s5, 1e-9):.2f}x); "
         f"with context {100 * recall_at(found['related+context']['all'], 5):.1f}%; "
-        f"empty for {100 * stats['empty']:.0f}% of the questions (for {100 * stats['never empty']:.0f}% of those "
-        "never answered in the chat); median per call: related "
+        f"empty for {100 * stats['empty']:.0f}% of the questions{stats_never(stats)}; median per call: related "
         f"{stats['related'] * 1e3:.2f} ms, search {stats['search'] * 1e3:.2f} ms"
     )
+
+
+def stats_never(stats: dict[str, float]) -> str:
+    """ " (for N% of those never answered in the chat)", when there were such questions."""
+    if stats["never empty"] < 0:
+        return ""
+    return f" (for {100 * stats['never empty']:.0f}% of those never answered in the chat)"
 
 
 def nothing(flags: list[int]) -> float:
