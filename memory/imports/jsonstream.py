@@ -48,21 +48,22 @@ class JsonStream:
 
     # -- reading -----------------------------------------------------------
     def _fill(self, at_least: int = 1) -> bool:
-        """Read until ``at_least`` more characters are buffered after the position; False at the end."""
+        """Read until ``at_least`` more characters are buffered (or the file ends); False if none came."""
         if self._eof:
             return False
         if self._pos:
             self._base += self._pos
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        target = len(self._buf) + at_least
+        start = len(self._buf)
+        target = start + at_least
         while len(self._buf) < target:
             data = self._raw.read(self._chunk)
             try:
                 if not data:
                     self._buf += self._text.decode(b"", final=True)
                     self._eof = True
-                    return False
+                    return len(self._buf) > start
                 self.bytes_read += len(data)
                 self._buf += self._text.decode(data)
             except UnicodeDecodeError as e:
@@ -104,6 +105,8 @@ class JsonStream:
             try:
                 value, end = _DECODER.raw_decode(self._buf, self._pos)
             except json.JSONDecodeError as e:
+                if self._eof and self._ends_inside(e):
+                    raise Truncated(f"it ends inside the entry that starts at {self._where()}") from None
                 if not self._cut_off(e):
                     raise JsonError(f"malformed JSON at {self._base + e.pos:,}: {e.msg}") from None
                 have = len(self._buf) - self._pos
@@ -112,11 +115,15 @@ class JsonStream:
                 if not self._fill(max(self._chunk, have)):  # at least as much again: linear overall
                     raise Truncated(f"it ends inside the entry that starts at {self._where()}") from None
                 continue
-            if end == len(self._buf) and not self._eof and isinstance(value, int | float):
-                self._fill()  # a number may go on in the next chunk: decode it again
+            if isinstance(value, int | float) and not self._eof and end >= len(self._buf) - 32:
+                self._fill(64)  # a number may go on in the next chunk ("1" of "1.5e3"): decode it again
                 continue
             self._pos = end
             return value
+
+    def _ends_inside(self, e: json.JSONDecodeError) -> bool:
+        """At the end of the file: whether the decode failed because the text stops inside the value."""
+        return e.msg.startswith("Unterminated string") or e.pos >= len(self._buf.rstrip())
 
     def _cut_off(self, e: json.JSONDecodeError) -> bool:
         """Whether a decode failed only because the buffer ends inside the value."""
