@@ -297,6 +297,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.reset": {"ko": "새 대화 시작 (이전 대화는 보관)", "en": "Start a fresh conversation (old one archived)"},
     "cmd.retry": {"ko": "마지막 질문 다시 묻기", "en": "Ask the last question again"},
     "cmd.stats": {"ko": "메시지 수, 사용한 토큰과 예상 비용", "en": "Messages, tokens used and estimated cost"},
+    "cmd.import": {"ko": "ChatGPT·Claude·텔레그램 기록 가져오기", "en": "Import ChatGPT, Claude or Telegram history"},
     "cmd.export": {"ko": "대화 기록 전체를 파일로 받기", "en": "Get the whole history as a file"},
     "cmd.memory": {"ko": "기억하고 있는 사실 보기", "en": "The facts I remember about you"},
     "cmd.remember": {"ko": "사실 하나 기억시키기", "en": "Make me remember a fact"},
@@ -346,8 +347,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Nothing to export: no messages are stored in this chat.",
     },
     "export.caption": {
-        "ko": "이 채팅의 대화 기록이에요 (한 줄에 메시지 하나, JSON).",
-        "en": "This chat's transcript (one message per line, JSON).",
+        "ko": "이 채팅의 대화 기록 전체예요 (보관·가져온 대화 포함, 한 줄에 메시지 하나, JSON).",
+        "en": "This chat's whole history (archived and imported conversations included; one message per line, JSON).",
+    },
+    "export.caption_md": {
+        "ko": "이 채팅의 대화 기록 전체예요 (보관·가져온 대화 포함, 마크다운).",
+        "en": "This chat's whole history (archived and imported conversations included; Markdown).",
     },
     "export.too_big": {
         "ko": "대화 기록이 너무 커서 텔레그램으로 보낼 수 없어요. 서버에서 {command} 로 받을 수 있어요.",

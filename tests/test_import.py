@@ -200,8 +200,8 @@ def test_export_gives_the_whole_history_imported_parts_included(tmp_path, data_d
     assert history_jsonl(data_dir, CHAT, out) == 9
     rows = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [r["content"] for r in rows][:1] == ["Mom: Dinner on Saturday at the https://example.com/place"]  # 2023
-    assert rows[4]["src"] == "claude" and rows[4]["transcript"].startswith("archive/")  # 2024
-    assert rows[-1] == {"role": "assistant", "content": "today's answer", "transcript": "live"}
+    assert rows[4]["src"] == "claude" and rows[4]["at"].startswith("2024-03-05")
+    assert rows[-2:] == today
     md = io.StringIO()
     history_markdown(data_dir, CHAT, md)
     text = md.getvalue()

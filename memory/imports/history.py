@@ -7,7 +7,6 @@ to its size under the lock (memory.transcript): whole turns only; archived ones 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -15,7 +14,7 @@ from typing import Any, TextIO
 from memory.content import display_text
 from memory.recall.lines import parse_line
 from memory.recall.plan import chat_files
-from memory.transcript import Transcript, check_chat_id
+from memory.transcript import Transcript, check_chat_id, encode_line
 
 SOURCES = {"chatgpt": "ChatGPT", "claude": "Claude", "telegram": "Telegram"}
 
@@ -42,13 +41,11 @@ def history(data_dir: Path | str, chat: int | str) -> Iterator[tuple[str | None,
 
 
 def history_jsonl(data_dir: Path | str, chat: int | str, out: TextIO) -> int:
-    """Write the history as JSON lines (each message as stored, with ``transcript``: which file it is
-    in); returns the number of messages."""
+    """Write the history as JSON lines, each message as its transcript stores it (imported ones with their
+    ``src``); returns the number of messages."""
     n = 0
-    for name, data in history(data_dir, chat):
-        line = dict(data)
-        line["transcript"] = f"archive/{name}" if name else "live"
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    for _, data in history(data_dir, chat):
+        out.write(encode_line(data))
         n += 1
     return n
 
