@@ -1,5 +1,5 @@
 """The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
-/forget, /reminders, /model, /reset, /retry and /quit.
+/forget, /reminders, /model, /export, /reset, /retry and /quit.
 
 ``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
 '/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
@@ -12,6 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from bot.cli.texts import text
+from bot.cli.transfer import export_here
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.model import model_text
 from bot.commands.reminders import reminders_text
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from memory.reminders import ReminderStore
 
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/reset",
-    "/retry", "/quit",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/export",
+    "/reset", "/retry", "/quit",
 )  # fmt: skip
 
 
@@ -68,6 +69,10 @@ class SlashCommands:
         elif command == "/model":
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await model_text(self.assistant.model, argument, self.lang))
+        elif command == "/export":
+            self.say(
+                await asyncio.to_thread(export_here, self.assistant.transcript.root, self.chat_id, line, self.lang)
+            )
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":

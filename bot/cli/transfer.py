@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.cli.search import data_dir_from_env
-from bot.cli.texts import env_lang
-from bot.commands.transfer import FORMATS, import_text, write_history
+from bot.cli.texts import env_lang, text
+from bot.commands.transfer import FORMATS, Format, import_text, write_history
 from memory.access import AccessFileError, AccessStore
 from memory.format import FormatError, ensure_format
 from memory.imports import ImportReport, import_file
@@ -158,13 +158,34 @@ def export_main(argv: list[str] | None = None) -> int:
     if args.output is None:
         n = write_history(data_dir, chat, args.format, sys.stdout)
     else:
-        target = Path(args.output)
-        tmp = target.with_name(f".{target.name}.tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
-            n = write_history(data_dir, chat, args.format, out)
-        os.replace(tmp, target)
+        n = _write_file(data_dir, chat, args.format, Path(args.output))
     if n == 0:
         print(f"chat {chat}: no messages stored", file=sys.stderr)
     elif args.output:
         print(f"chat {chat}: {n:,} messages written to {args.output}", file=sys.stderr)
     return 0
+
+
+def export_here(data_dir: Path, chat: str, line: str, lang: str) -> str:
+    """The terminal chat's ``/export [md] [FILE]``: the whole history into FILE, else onto standard output;
+    returns what to say."""
+    words = line.split()[1:]
+    fmt: Format = "md" if words and words[0].lower() in ("md", "markdown") else "jsonl"
+    if words and words[0].lower() in ("md", "markdown", "jsonl", "json"):
+        words = words[1:]
+    if not words:
+        n = write_history(data_dir, chat, fmt, sys.stdout)
+        sys.stdout.flush()
+        return text("export.written", lang, n=n, path="stdout") if n else text("export.empty", lang)
+    target = Path(" ".join(words)).expanduser()
+    n = _write_file(data_dir, chat, fmt, target)
+    return text("export.written", lang, n=n, path=target) if n else text("export.empty", lang)
+
+
+def _write_file(data_dir: Path, chat: str, fmt: Format, target: Path) -> int:
+    """Write the history into ``target`` through a temporary file renamed into place."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        n = write_history(data_dir, chat, fmt, out)
+    os.replace(tmp, target)
+    return n
