@@ -31,8 +31,17 @@ def archive(data_dir: Path) -> list[Path]:
     return sorted((data_dir / "chats" / "archive").glob(f"{CHAT}.*.jsonl"))
 
 
-def contents(path: Path) -> list[tuple[str, str]]:
-    return [(m["role"], m["content"]) for m in lines(path)]
+def conversations(data_dir: Path) -> dict[str, list[dict]]:
+    """The imported lines of the chat by conversation, in the order of the files."""
+    out: dict[str, list[dict]] = {}
+    for path in archive(data_dir):
+        for m in lines(path):
+            out.setdefault(m["src_conv"], []).append(m)
+    return out
+
+
+def contents(said: list[dict]) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"]) for m in said]
 
 
 def test_chatgpt_keeps_the_branch_shown_and_its_dates(tmp_path, data_dir):
@@ -40,13 +49,15 @@ def test_chatgpt_keeps_the_branch_shown_and_its_dates(tmp_path, data_dir):
     report = import_file(export, data_dir, CHAT)
     assert report.error is None and report.source == "chatgpt"
     assert (report.conversations, report.messages, report.skipped) == (2, 4, 0)
-    jeju, weather = archive(data_dir)
-    assert jeju.name == f"{CHAT}.20231114T221350Z-chatgpt-{jeju.name.rsplit('-', 1)[1]}"
+    (volume,) = archive(data_dir)  # one file for the conversations of one source
+    assert volume.name.startswith(f"{CHAT}.") and volume.name.endswith("-imported-chatgpt-0001.jsonl")
+    jeju, weather = conversations(data_dir).values()
+    assert jeju[0]["title"] == "Jeju trip" and "title" not in jeju[1]
     assert contents(jeju) == [
         ("user", f"{IMAGE}\nPlan a trip to Jeju for my parents"),  # the edited question, its image a marker
         ("assistant", "Jeju: visit Seongsan Ilchulbong at sunrise"),  # the regenerated answer the user kept
     ]
-    assert [m["at"] for m in lines(jeju)] == ["2023-11-14T22:13:50+00:00", "2023-11-14T22:14:10+00:00"]
+    assert [m["at"] for m in jeju] == ["2023-11-14T22:13:50+00:00", "2023-11-14T22:14:10+00:00"]
     assert contents(weather) == [
         ("user", "What is the weather in Seoul?"),
         ("assistant", "It is sunny in Seoul, 21°C."),
@@ -60,21 +71,20 @@ def test_claude_text_blocks_only_and_attachments_as_markers(tmp_path, data_dir):
                        **{"users.json": "[]", "projects.json": "[]"})  # fmt: skip
     report = import_file(export, data_dir, CHAT)
     assert report.error is None and report.source == "claude" and report.messages == 3
-    (conv,) = archive(data_dir)
+    (conv,) = conversations(data_dir).values()
     assert contents(conv) == [
         ("user", "How long should sourdough proof?\n[file: starter.jpg]"),
         ("assistant", "Let me check.\nProof it 4 to 6 hours at room temperature."),  # no tool use, no result
         ("user", "Thanks! (older export: text only)"),
     ]
-    assert lines(conv)[0]["at"] == "2024-03-05T09:00:01+00:00"
+    assert conv[0]["at"] == "2024-03-05T09:00:01+00:00" and conv[0]["src_id"] == "cl-1-m1"
 
 
 def test_telegram_chat_senders_entities_forwards_and_no_service_messages(tmp_path, data_dir):
     export = write_json(tmp_path / "result.json", tg_chat())
     report = import_file(export, data_dir, CHAT)
     assert report.error is None and report.source == "telegram"
-    (chat,) = archive(data_dir)
-    said = lines(chat)
+    (said,) = conversations(data_dir).values()
     assert [m["content"] for m in said] == [
         "Mom: Dinner on Saturday at the https://example.com/place",
         "Minsu: I'll bring the kimchi",
@@ -85,11 +95,12 @@ def test_telegram_chat_senders_entities_forwards_and_no_service_messages(tmp_pat
     assert said[0]["at"] == "2023-11-14T22:14:20+00:00"  # from date_unixtime, not the local "date"
 
 
-def test_telegram_whole_account_one_transcript_per_chat(tmp_path, data_dir):
+def test_telegram_whole_account_a_conversation_per_chat(tmp_path, data_dir):
     export = write_json(tmp_path / "result.json", tg_account([tg_chat(1, "Family"), tg_chat(2, "Work", T0 + 999)]))
     report = import_file(export, data_dir, CHAT)
     assert (report.conversations, report.messages, report.error) == (2, 8, None)
-    assert len(archive(data_dir)) == 2
+    family, work = conversations(data_dir).values()
+    assert (family[0]["title"], work[0]["title"], work[0]["src_id"]) == ("Family", "Work", "2/2")
 
 
 def test_importing_again_adds_nothing_and_a_longer_export_adds_only_the_new(tmp_path, data_dir):
@@ -105,8 +116,8 @@ def test_importing_again_adds_nothing_and_a_longer_export_adds_only_the_new(tmp_
     chat["messages"].append(tg_message(7, T0 + 400, "Minsu", "See you Saturday"))  # the chat went on
     later = import_file(write_json(tmp_path / "r2.json", chat), data_dir, CHAT)
     assert (later.messages, later.present, later.conversations) == (1, 4, 1)
-    (tg,) = [p for p in archive(data_dir) if "-telegram-" in p.name]
-    assert [m["content"] for m in lines(tg)][-2:] == ["Mom: [sticker 👍]", "Minsu: See you Saturday"]
+    tg = [m["content"] for m in conversations(data_dir)["4242"]]
+    assert tg[-2:] == ["Mom: [sticker 👍]", "Minsu: See you Saturday"] and len(tg) == 5
 
 
 def test_a_malformed_conversation_is_left_out_and_named(tmp_path, data_dir):
@@ -118,7 +129,7 @@ def test_a_malformed_conversation_is_left_out_and_named(tmp_path, data_dir):
     assert (report.conversations, report.skipped, report.error) == (1, 2, None)
     assert "conversation 2" in report.problems[0] and "'a1' is missing" in report.problems[0]
     assert "conversation 3" in report.problems[1] and "mapping" in report.problems[1]
-    assert len(archive(data_dir)) == 1
+    assert list(conversations(data_dir)) == ["c-jeju"]
 
 
 def test_a_claude_message_with_bad_content_skips_that_conversation(tmp_path, data_dir):
@@ -135,7 +146,7 @@ def test_a_telegram_chat_with_a_malformed_message_is_not_imported(tmp_path, data
     report = import_file(write_json(tmp_path / "result.json", tg_account([bad, good])), data_dir, CHAT)
     assert (report.conversations, report.skipped) == (1, 1)
     assert report.problems == ["chat 'Work': message 4 has no date"]
-    assert [lines(p)[0]["name"] for p in archive(data_dir)] == ["Mom"] and len(archive(data_dir)) == 1
+    assert list(conversations(data_dir)) == ["1"]
     assert not list((data_dir / "chats" / "archive").glob(".import-*"))  # the unsound chat's temp file is gone
 
 
@@ -146,7 +157,7 @@ def test_a_truncated_file_keeps_the_whole_conversations_before_the_cut(tmp_path,
     export.write_text(text[:cut])
     report = import_file(export, data_dir, CHAT)
     assert report.conversations == 2 and report.error is not None and "cut short" in report.error
-    assert len(archive(data_dir)) == 2
+    assert list(conversations(data_dir)) == ["c1", "c2"]
 
 
 @pytest.mark.parametrize(
@@ -182,7 +193,7 @@ def test_imported_history_is_found_by_recall_with_its_date(tmp_path, data_dir):
     with RecallIndex(data_dir, build_in="thread") as index:
         hits = index.search(CHAT, "Seongsan sunrise", 3)
     assert hits and hits[0].content == "Jeju: visit Seongsan Ilchulbong at sunrise"
-    assert hits[0].file is not None and "-chatgpt-" in hits[0].file
+    assert hits[0].file is not None and hits[0].file.endswith("-imported-chatgpt-0001.jsonl")
     assert hit_lines(hits[:1], "Asia/Seoul")[0].startswith("2023-11-15 07:14 assistant:")
 
 
@@ -199,12 +210,39 @@ def test_export_gives_the_whole_history_imported_parts_included(tmp_path, data_d
     out = io.StringIO()
     assert history_jsonl(data_dir, CHAT, out) == 9
     rows = [json.loads(x) for x in out.getvalue().splitlines()]
-    assert [r["content"] for r in rows][:1] == ["Mom: Dinner on Saturday at the https://example.com/place"]  # 2023
-    assert rows[4]["src"] == "claude" and rows[4]["at"].startswith("2024-03-05")
+    assert rows[0]["src"] == "claude" and rows[0]["at"].startswith("2024-03-05")  # by file: claude first
+    assert rows[3]["content"] == "Mom: Dinner on Saturday at the https://example.com/place"
     assert rows[-2:] == today
     md = io.StringIO()
     history_markdown(data_dir, CHAT, md)
     text = md.getvalue()
-    assert text.index("## Imported from Telegram · 2023-11-14") < text.index("## Imported from Claude · 2024-03-05")
+    assert text.index("## Imported from Claude · 2024-03-05 · Sourdough") < text.index("## Imported from Telegram")
     assert text.index("## Imported from Claude") < text.index("## Current conversation")
     assert "**Mom** · 2023-11-14 22:14\n\nDinner on Saturday" in text
+
+
+def test_a_full_volume_is_followed_by_a_new_one(tmp_path, data_dir, monkeypatch):
+    from memory.imports import store
+
+    monkeypatch.setattr(store, "VOLUME_BYTES", 1)  # every conversation fills its volume
+    import_file(write_json(tmp_path / "c.json", [gpt_edited("c1"), gpt_edited("c2")]), data_dir, CHAT)
+    first, second = archive(data_dir)
+    assert first.name.endswith("-imported-chatgpt-0001.jsonl") and second.name.endswith("-imported-chatgpt-0002.jsonl")
+    assert {m["src_conv"] for m in lines(first)} == {"c1"} and {m["src_conv"] for m in lines(second)} == {"c2"}
+    assert import_file(tmp_path / "c.json", data_dir, CHAT).present == 4  # both volumes are read for the ids
+
+
+def test_conversations_in_one_volume_are_separate_sessions_for_recall(tmp_path, data_dir):
+    """The second conversation of a volume starts earlier than the first ended: a new session, so recall's
+    context of a hit never pairs a question with another conversation's answer."""
+    import sqlite3
+
+    from memory.recall import RecallIndex
+
+    later, earlier = gpt_edited("later", T0 + 7200), gpt_edited("earlier", T0)
+    import_file(write_json(tmp_path / "c.json", [later, earlier]), data_dir, CHAT)
+    with RecallIndex(data_dir, build_in="thread") as index:
+        index.sync(CHAT)
+    with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+        sessions = [r[0] for r in conn.execute("SELECT session FROM turns ORDER BY id")]
+    assert len(sessions) == 4 and sessions[0] == sessions[1] != sessions[2] == sessions[3]

@@ -20,7 +20,7 @@ def test_the_owners_chat_is_the_default_and_without_one_the_command_says_so(tmp_
     access.set_owner(31337, "2026-01-01T00:00:00+00:00")
     access.save()
     assert import_main([str(export)]) == 0
-    assert len(list((data_dir / "chats" / "archive").glob("31337.*-chatgpt-*.jsonl"))) == 1
+    assert len(list((data_dir / "chats" / "archive").glob("31337.*-imported-chatgpt-0001.jsonl"))) == 1
     monkeypatch.setenv("OWNER_ID", "555")
     assert import_main([str(export), "--chat", "group-1"]) == 0  # --chat wins
     assert len(list((data_dir / "chats" / "archive").glob("group-1.*.jsonl"))) == 1

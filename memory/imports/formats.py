@@ -54,7 +54,6 @@ class Conversation:
     key: str  # the conversation's own id in its source
     title: str
     messages: list[Message]
-    started: str | None = None  # when it began, if its messages have no date
 
 
 def iso(ts: Any) -> str | None:
@@ -94,7 +93,7 @@ def chatgpt(conv: Any) -> Conversation:
     if not key:
         raise BadEntry(f"a ChatGPT conversation without an id ({title!r})")
     node_id = conv.get("current_node")
-    if node_id is None and mapping:  # older exports: the leaf of the last child chain
+    if node_id is None and mapping:
         raise BadEntry(f"conversation {title!r} has no 'current_node'")
     path: list[Mapping[str, Any]] = []
     seen: set[str] = set()
@@ -109,7 +108,7 @@ def chatgpt(conv: Any) -> Conversation:
         node_id = node.get("parent")
     path.reverse()
     messages = [m for node in path if (m := _chatgpt_message(node.get("message"), title)) is not None]
-    return Conversation("chatgpt", key, title, messages, iso(conv.get("create_time")))
+    return Conversation("chatgpt", key, title, messages)
 
 
 def _chatgpt_message(msg: Any, title: str) -> Message | None:
@@ -164,7 +163,7 @@ def claude(conv: Any) -> Conversation:
     if not key:
         raise BadEntry(f"a Claude conversation without a uuid ({title!r})")
     messages = [m for item in items if (m := _claude_message(item, title)) is not None]
-    return Conversation("claude", key, title, messages, iso_text(conv.get("created_at")))
+    return Conversation("claude", key, title, messages)
 
 
 def _claude_message(item: Any, title: str) -> Message | None:

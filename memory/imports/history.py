@@ -54,20 +54,24 @@ def _heading(name: str | None, data: dict[str, Any]) -> str:
     if name is None:
         return "## Current conversation"
     source = SOURCES.get(str(data.get("src") or ""))
-    started = str(data.get("at") or "")[:10]
-    what = f"Imported from {source}" if source else "Archived conversation"
-    return f"## {what}" + (f" · {started}" if started else "")
+    parts = [f"Imported from {source}" if source else "Archived conversation"]
+    if data.get("at"):
+        parts.append(str(data["at"])[:10])
+    if source and data.get("title"):
+        parts.append(" ".join(str(data["title"]).split()))
+    return "## " + " · ".join(parts)
 
 
 def history_markdown(data_dir: Path | str, chat: int | str, out: TextIO) -> int:
-    """Write the history as Markdown: a section per transcript, a paragraph per message with who said it
-    and when; returns the number of messages."""
+    """Write the history as Markdown: a section per conversation (archived, imported, the current one), a
+    paragraph per message with who said it and when; returns the number of messages."""
     out.write(f"# Chat {check_chat_id(chat)}\n")
-    current: tuple[str | None] | None = None
+    current: tuple[str | None, Any] | None = None
     n = 0
     for name, data in history(data_dir, chat):
-        if current is None or current[0] != name:
-            current = (name,)
+        section = (name, data.get("src_conv"))
+        if section != current:
+            current = section
             out.write(f"\n{_heading(name, data)}\n")
         role = str(data.get("role"))
         who = "assistant" if role == "assistant" else (str(data.get("name") or "") or "user")

@@ -148,10 +148,10 @@ def _conversations(stream: JsonStream, store: ImportStore, report: ImportReport,
             report.problem(f"conversation {n}: {e}")
             continue
         del value
-        pending = store.begin(conv.source, conv.key)
+        pending = store.begin(conv.source, conv.key, conv.title)
         try:
             pending.add(conv.messages)
-            pending.commit(conv.started)
+            pending.commit()
         except BaseException:
             pending.abort()
             raise
@@ -226,7 +226,7 @@ def _telegram_chat_messages(
         report.problem(f"chat {name!r}: {e}")
         stream.skip()
         return
-    pending: Pending | None = store.begin("telegram", key)
+    pending: Pending | None = store.begin("telegram", key, name)
     problem = None
     try:
         for _ in stream.items():

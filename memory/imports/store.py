@@ -1,165 +1,175 @@
-"""Imported conversations as archived transcripts: ``chats/archive/<chat>.<start>-<source>-<hash>.jsonl``.
+"""Imported conversations as archived transcripts: ``chats/archive/<chat>.<stamp>-imported-<source>-<n>.jsonl``.
 
-Each imported conversation is one archived transcript of the chat, like those ``/reset`` leaves (its name
-starts with the time of its first message, so archives sort by date), read by recall, ``/search``, the
-``search_memory`` tool and ``/export`` as any other. The live transcript is never touched.
+Imported conversations go into archived transcripts of the chat, like those ``/reset`` leaves, read by
+recall, ``/search``, the ``search_memory`` tool and ``/export`` as any other; the live transcript is never
+touched. Each conversation is one block of consecutive lines with its own dates. The conversations of a
+source share a "volume" file until it holds ``VOLUME_BYTES`` (then a new one starts): a ChatGPT account
+holds thousands of conversations, and recall looks at every transcript file of a chat at every question
+(a stat each), so a file per conversation would make each question slower by a second at 40,000 of them.
+A new conversation starts a new session for recall (its first message is either more than SESSION_GAP
+after the previous line or earlier than it: memory.recall.store).
 
-A line is a transcript message (``role``, ``content``, ``at``, ``name`` for Telegram senders) plus
-``src`` (the format) and ``src_id`` (the message's own id there). Importing again recognizes every
-message by its ``src_id``: a conversation already imported gets only its new messages appended (the
-export of a chat that went on), one not seen before gets a new file, and nothing else changes.
+A line is a transcript message (``role``, ``content``, ``at``, ``name`` for Telegram senders) plus ``src``
+(the format), ``src_id`` (the message's own id there), ``src_conv`` (its conversation's) and, on the first
+line of a conversation written, its ``title``. Importing again recognizes every message by source and id
+(an 8-byte hash of each message already imported is kept in a sorted array: 8 bytes a message, a million
+messages in 8 MB): a conversation that went on gets only its new messages, and nothing else changes.
 
 A conversation is written to a temporary file first (``.import-*.tmp`` in the archive folder, a name no
-reader takes for a transcript) and becomes visible only when it was read whole: renamed into place
-(fsynced), or appended to its existing file in one write under the transcript lock, fsynced.
+reader takes for a transcript) and becomes part of the history only once it was read whole: linked into
+place as a new volume (fsynced), or appended to the current volume in one write under the transcript
+lock, fsynced (memory.transcript's rules).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import json
 import os
 import re
+from array import array
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.files import FILE_MODE, ensure_private_dir, fsync_dir, locked
 from memory.imports.formats import Message
 from memory.transcript import check_chat_id, encode_line
 
-_NAME = re.compile(
-    r"^(?P<chat>[A-Za-z0-9_-]+)\.(?P<stamp>\d{8}T\d{6}Z)-(?P<source>[a-z]+)-(?P<hash>[0-9a-f]{12})\.jsonl$"
-)
+VOLUME_BYTES = 32 * 1024 * 1024  # an imported volume takes no new conversation past this size
+_NAME = re.compile(r"^(?P<chat>[A-Za-z0-9_-]+)\.(?P<stamp>\d{8}T\d{6}Z)-imported-(?P<source>[a-z]+)-\d{4,}\.jsonl$")
 _COPY = 1 << 20
 
 
-def conversation_hash(source: str, key: str) -> str:
-    return hashlib.blake2b(f"{source}\0{key}".encode(), digest_size=6).hexdigest()
+def message_hash(source: str, key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{source}\0{key}".encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def stamp_of(at: str | None) -> str:
-    """``YYYYmmddTHHMMSSZ`` of an ISO time (naive: as written), the epoch's for none."""
-    from datetime import UTC, datetime
-
-    if at:
-        try:
-            dt = datetime.fromisoformat(at.replace("Z", "+00:00"))
-        except ValueError:
-            dt = None
-        if dt is not None:
-            if dt.tzinfo is not None:
-                dt = dt.astimezone(UTC)
-            return dt.strftime("%Y%m%dT%H%M%SZ")
-    return "19700101T000000Z"
-
-
-def message_line(m: Message, source: str) -> str:
-    data: dict[str, object] = {"role": m.role, "content": m.text}
-    if m.at:
-        data["at"] = m.at
-    if m.name:
-        data["name"] = m.name
-    data["src"] = source
-    data["src_id"] = m.key
-    return encode_line(data)
+def is_volume(name: str) -> bool:
+    """Whether an archive file name is one of imported conversations."""
+    return _NAME.match(name) is not None
 
 
 class ImportStore:
-    """The archive folder of one chat, as far as imports are concerned."""
+    """The imported volumes of one chat, and the messages they hold."""
 
-    def __init__(self, data_dir: Path | str, chat: str) -> None:
+    def __init__(self, data_dir: Path | str, chat: str, *, now: datetime | None = None) -> None:
         self.chat = check_chat_id(chat)
-        self.dir = Path(data_dir) / "chats" / "archive"
-        self._known: dict[tuple[str, str], Path] | None = None
+        self.root = Path(data_dir)
+        self.dir = self.root / "chats" / "archive"
+        self.stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        self.volumes: dict[str, list[Path]] = {}  # source -> its volumes, oldest first
+        with contextlib.suppress(FileNotFoundError):
+            for name in sorted(os.listdir(self.dir)):
+                m = _NAME.match(name)
+                if m and m["chat"] == self.chat:
+                    self.volumes.setdefault(m["source"], []).append(self.dir / name)
+        self._known: array[int] | None = None
         self._tmp_n = 0
 
-    def _files(self) -> dict[tuple[str, str], Path]:
-        """(source, conversation hash) -> its file, from one listing of the folder."""
+    def known(self) -> array[int]:
+        """The hashes of every message imported before, sorted (read once, at the first conversation)."""
         if self._known is None:
-            self._known = {}
-            with contextlib.suppress(FileNotFoundError):
-                for name in os.listdir(self.dir):
-                    m = _NAME.match(name)
-                    if m and m["chat"] == self.chat:
-                        self._known.setdefault((m["source"], m["hash"]), self.dir / name)
+            hashes = array("q")
+            for paths in self.volumes.values():
+                for path in paths:
+                    hashes.extend(read_hashes(path))
+            self._known = array("q", sorted(hashes))
         return self._known
 
-    def existing(self, source: str, key: str) -> Path | None:
-        return self._files().get((source, conversation_hash(source, key)))
+    def imported(self, h: int) -> bool:
+        known = self.known()
+        i = bisect.bisect_left(known, h)
+        return i < len(known) and known[i] == h
 
-    def begin(self, source: str, key: str) -> Pending:
-        ensure_private_dir(self.dir.parent.parent)
-        ensure_private_dir(self.dir.parent)
-        ensure_private_dir(self.dir)
+    def begin(self, source: str, key: str, title: str = "") -> Pending:
+        for d in (self.root, self.dir.parent, self.dir):
+            ensure_private_dir(d)
         self._tmp_n += 1
         tmp = self.dir / f".import-{os.getpid()}-{self._tmp_n}.tmp"
-        path = self.existing(source, key)
-        return Pending(self, source, key, tmp, path, read_keys(path) if path else set())
+        return Pending(self, source, key, title, tmp)
 
-    def _register(self, source: str, key: str, path: Path) -> None:
-        self._files()[(source, conversation_hash(source, key))] = path
+    def _target(self, source: str) -> tuple[Path, bool]:
+        """The volume the next conversation of ``source`` goes into, and whether it is a new one."""
+        paths = self.volumes.get(source, [])
+        if paths:
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(paths[-1]).st_size < VOLUME_BYTES:
+                    return paths[-1], False
+        n = len(paths) + 1
+        name = f"{self.chat}.{self.stamp}-imported-{source}-{n:04d}.jsonl"  # sorts in the order written
+        return self.dir / name, True
+
+    def _commit(self, source: str, tmp: Path) -> Path:
+        target, new = self._target(source)
+        if new:
+            try:
+                os.link(tmp, target)  # never over a file that appeared meanwhile
+            except FileExistsError:
+                new = False
+            else:
+                fsync_dir(self.dir)
+                self.volumes.setdefault(source, []).append(target)
+                return target
+        _append(tmp, target)
+        return target
 
 
-def read_keys(path: Path) -> set[str]:
-    """The ``src_id`` of every message in an imported transcript."""
-    keys: set[str] = set()
+def read_hashes(path: Path) -> Iterable[int]:
+    """The hash of every imported message in a volume."""
     with contextlib.suppress(FileNotFoundError), open(path, "rb") as f:
         for raw in f:
-            with contextlib.suppress(ValueError):
+            try:
                 data = json.loads(raw)
-                if isinstance(data, dict) and isinstance(data.get("src_id"), str):
-                    keys.add(data["src_id"])
-    return keys
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("src_id"), str) and isinstance(data.get("src"), str):
+                yield message_hash(data["src"], data["src_id"])
 
 
 class Pending:
     """One conversation being written: ``add`` its messages, then ``commit`` (or ``abort``)."""
 
-    def __init__(self, store: ImportStore, source: str, key: str, tmp: Path, path: Path | None, keys: set[str]) -> None:
-        self.store, self.source, self.key = store, source, key
-        self.tmp, self.path, self.keys = tmp, path, keys
+    def __init__(self, store: ImportStore, source: str, key: str, title: str, tmp: Path) -> None:
+        self.store, self.source, self.key, self.title, self.tmp = store, source, key, title, tmp
         self._f = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in commit/abort
         os.chmod(tmp, FILE_MODE)
+        self._mine: set[int] = set()  # this conversation's messages (an export that repeats one)
         self.added = 0
-        self.present = 0  # messages already imported before
+        self.present = 0  # messages imported before
         self.first: str | None = None
         self.last: str | None = None
 
     def add(self, messages: Iterable[Message]) -> None:
         for m in messages:
-            if m.key in self.keys:
+            h = message_hash(self.source, m.key)
+            if h in self._mine or self.store.imported(h):
                 self.present += 1
                 continue
-            self.keys.add(m.key)
-            self._f.write(message_line(m, self.source))
+            self._mine.add(h)
+            data: dict[str, object] = {"role": m.role, "content": m.text}
+            if m.at:
+                data["at"] = m.at
+            if m.name:
+                data["name"] = m.name
+            data.update(src=self.source, src_conv=self.key, src_id=m.key)
+            if not self.added and self.title:
+                data["title"] = self.title
+            self._f.write(encode_line(data))
             self.added += 1
             if m.at:
                 self.first = m.at if self.first is None or m.at < self.first else self.first
                 self.last = m.at if self.last is None or m.at > self.last else self.last
 
-    def commit(self, started: str | None = None) -> Path | None:
-        """Make the messages added part of the chat's history; the file written to (None: nothing new)."""
+    def commit(self) -> Path | None:
+        """Make the messages added part of the chat's history; the volume written to (None: nothing new)."""
         self._f.flush()
         os.fsync(self._f.fileno())
         self._f.close()
         try:
-            if not self.added:
-                return self.path
-            if self.path is None:
-                stamp = stamp_of(self.first or started)
-                name = f"{self.store.chat}.{stamp}-{self.source}-{conversation_hash(self.source, self.key)}.jsonl"
-                target = self.store.dir / name
-                try:
-                    os.link(self.tmp, target)  # never over a file that appeared meanwhile
-                except FileExistsError:
-                    self.path = target
-                else:
-                    fsync_dir(self.store.dir)
-                    self.store._register(self.source, self.key, target)
-                    return target
-            _append(self.tmp, self.path)
-            return self.path
+            return self.store._commit(self.source, self.tmp) if self.added else None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.tmp)
@@ -174,12 +184,12 @@ class Pending:
 def _append(src: Path, target: Path) -> None:
     """Append the lines of ``src`` to ``target`` under the transcript's lock, fsynced; a failure takes the
     written part back (as memory.transcript does)."""
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+    fd = os.open(target, os.O_RDWR | os.O_APPEND)
     try:
         with locked(fd, exclusive=True):
             size = os.fstat(fd).st_size
             try:
-                if size and _last_byte(target, size) != b"\n":
+                if size and os.pread(fd, 1, size - 1) != b"\n":
                     os.write(fd, b"\n")
                 with open(src, "rb") as f:
                     while chunk := f.read(_COPY):
@@ -193,9 +203,3 @@ def _append(src: Path, target: Path) -> None:
                 raise
     finally:
         os.close(fd)
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(size - 1)
-        return f.read(1)
