@@ -26,6 +26,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -157,8 +158,12 @@ async def first_question(data: Path, every: float) -> dict[str, float]:
                 break
     await asyncio.to_thread(index.wait_built)
     built = time.perf_counter() - t0
+    ready = index.status(CHAT).ready
     index.close()
-    return {"first": first, "found": found, "built": built, "asked": len(asked), "worst": max(asked)}
+    with sqlite3.connect(data / "recall.sqlite3") as conn:
+        turns = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+    return {"first": first, "found": found, "built": built, "asked": len(asked), "worst": max(asked),
+            "ready": float(ready), "turns": turns}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         result = asyncio.run(first_question(root / "data-big", args.every))
         print(f"first question: answered in {result['first']:.2f} s (from what was indexed so far); the needle "
               f"recalled after {result['found']:.0f} s ({result['asked']:.0f} questions, the slowest "
-              f"{result['worst']:.2f} s); index built after {result['built']:.0f} s", flush=True)  # fmt: skip
+              f"{result['worst']:.2f} s); index built after {result['built']:.0f} s "
+              f"({result['turns']:,} turns, ready: {bool(result['ready'])})", flush=True)  # fmt: skip
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
