@@ -14,7 +14,6 @@ from tests.conftest import TEST_OWNER
 from tests.export_samples import gpt_conversation, gpt_message, tg_chat
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import turn_context
 
 FAST = {"STREAM_INTERVAL": "0.1", "TELEGRAM_RATE_FACTOR": "20"}
 MEMBER = 77  # let in, not the owner
@@ -60,9 +59,11 @@ def test_owner_imports_last_years_chatgpt_and_recall_answers_with_its_date(
     fake_anthropic.reply("4719예요.")
     assert ask(tg, "내 자전거 자물쇠 번호 뭐였지? Brompton lock code") == "4719예요."
     request = fake_anthropic.requests[-1]
-    recalled = turn_context(request)
-    assert "[관련 기억 / Related memories]" in recalled
-    assert f"{said_in_seoul(LAST_YEAR + 10)} 12:00 user: My bike lock code is 4-7-1-9" in recalled
+    # where the related-memories block sits is the prompt's business (the trust-boundaries work moves it
+    # from the per-turn system message into the user turn): here, that it is there with its date
+    sent = json.dumps(request["messages"], ensure_ascii=False)
+    assert "[관련 기억 / Related memories]" in sent
+    assert f"{said_in_seoul(LAST_YEAR + 10)} 12:00 user: My bike lock code is 4-7-1-9" in sent
     assert "4-7-1-9" not in json.dumps(request["system"])  # imported text never in the system prompt
     live = [json.loads(x) for x in (data_dir / "chats" / f"{TEST_OWNER}.jsonl").read_text().splitlines()]
     assert "4-7-1-9" not in json.dumps(live)  # never written into the live transcript

@@ -246,3 +246,13 @@ def test_conversations_in_one_volume_are_separate_sessions_for_recall(tmp_path, 
     with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
         sessions = [r[0] for r in conn.execute("SELECT session FROM turns ORDER BY id")]
     assert len(sessions) == 4 and sessions[0] == sessions[1] != sessions[2] == sessions[3]
+
+
+def test_progress_is_reported_as_the_file_is_read(tmp_path, data_dir):
+    seen: list[tuple[int, int, int]] = []
+    export = write_json(tmp_path / "c.json", [gpt_edited(f"c{i}", T0 + i * 86400) for i in range(5)])
+    report = import_file(
+        export, data_dir, CHAT, every=0, progress=lambda r: seen.append((r.bytes_read, r.read, r.messages))
+    )
+    assert [s[1] for s in seen] == [1, 2, 3, 4, 5, 5]  # after each conversation, then once at the end
+    assert seen[-1] == (export.stat().st_size, 5, 10) and report.bytes_read == report.total_bytes
