@@ -256,3 +256,15 @@ def test_progress_is_reported_as_the_file_is_read(tmp_path, data_dir):
     )
     assert [s[1] for s in seen] == [1, 2, 3, 4, 5, 5]  # after each conversation, then once at the end
     assert seen[-1] == (export.stat().st_size, 5, 10) and report.bytes_read == report.total_bytes
+
+
+def test_messages_without_a_time_take_the_one_before_and_a_dead_imports_leftovers_go(tmp_path, data_dir):
+    conv = gpt_edited()
+    conv["mapping"]["a2b"]["message"]["create_time"] = None
+    folder = data_dir / "chats" / "archive"
+    folder.mkdir(parents=True)
+    (folder / ".import-999999999-1.tmp").write_text("half a conversation")  # no such process
+    import_file(write_json(tmp_path / "c.json", [conv]), data_dir, CHAT)
+    (jeju,) = conversations(data_dir).values()
+    assert [m["at"] for m in jeju] == ["2023-11-14T22:13:50+00:00", "2023-11-14T22:13:50+00:00"]
+    assert sorted(p.name for p in folder.iterdir()) == [archive(data_dir)[0].name]

@@ -24,7 +24,7 @@ A conversation or message that does not have the shape described raises ``BadEnt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,7 +108,7 @@ def chatgpt(conv: Any) -> Conversation:
         node_id = node.get("parent")
     path.reverse()
     messages = [m for node in path if (m := _chatgpt_message(node.get("message"), title)) is not None]
-    return Conversation("chatgpt", key, title, messages)
+    return Conversation("chatgpt", key, title, _dated(messages, iso(conv.get("create_time"))))
 
 
 def _chatgpt_message(msg: Any, title: str) -> Message | None:
@@ -163,7 +163,19 @@ def claude(conv: Any) -> Conversation:
     if not key:
         raise BadEntry(f"a Claude conversation without a uuid ({title!r})")
     messages = [m for item in items if (m := _claude_message(item, title)) is not None]
-    return Conversation("claude", key, title, messages)
+    return Conversation("claude", key, title, _dated(messages, iso_text(conv.get("created_at"))))
+
+
+def _dated(messages: list[Message], start: str | None) -> list[Message]:
+    """Messages without a time (older exports leave some out) take the one before them, or the
+    conversation's start."""
+    out, last = [], start
+    for m in messages:
+        if m.at is None and last is not None:
+            m = replace(m, at=last)
+        last = m.at or last
+        out.append(m)
+    return out
 
 
 def _claude_message(item: Any, title: str) -> Message | None:

@@ -40,6 +40,7 @@ from memory.transcript import check_chat_id, encode_line
 
 VOLUME_BYTES = 32 * 1024 * 1024  # an imported volume takes no new conversation past this size
 _NAME = re.compile(r"^(?P<chat>[A-Za-z0-9_-]+)\.(?P<stamp>\d{8}T\d{6}Z)-imported-(?P<source>[a-z]+)-\d{4,}\.jsonl$")
+_TMP = re.compile(r"^\.import-(?P<pid>\d+)-\d+\.tmp$")
 _COPY = 1 << 20
 
 
@@ -68,6 +69,7 @@ class ImportStore:
                     self.volumes.setdefault(m["source"], []).append(self.dir / name)
         self._known: array[int] | None = None
         self._tmp_n = 0
+        _clean_temporary(self.dir)
 
     def known(self) -> array[int]:
         """The hashes of every message imported before, sorted (read once, at the first conversation)."""
@@ -115,6 +117,26 @@ class ImportStore:
                 return target
         _append(tmp, target)
         return target
+
+
+def _clean_temporary(folder: Path) -> None:
+    """Remove what an import that died (its process is gone) left half written: never part of a history."""
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(folder):
+            m = _TMP.match(name)
+            if m and int(m["pid"]) != os.getpid() and not _alive(int(m["pid"])):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(folder / name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def read_hashes(path: Path) -> Iterable[int]:
