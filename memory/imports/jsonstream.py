@@ -150,16 +150,8 @@ class JsonStream:
             return
         while True:
             yield
-            nxt = self.peek()
-            if nxt == ",":
-                self._pos += 1
-                continue
-            if nxt == "]":
-                self._pos += 1
+            if not self._more("]", "array"):
                 return
-            if not nxt:
-                raise Truncated("the file ends inside an array")
-            raise JsonError(f"expected ',' or ']' at {self._where()}, found {nxt!r}")
 
     def keys(self) -> Iterator[str]:
         """Step into an object: yields each key, positioned on its value; the caller consumes the value
@@ -172,16 +164,18 @@ class JsonStream:
             key = self.string()
             self.expect(":")
             yield key
-            nxt = self.peek()
-            if nxt == ",":
-                self._pos += 1
-                continue
-            if nxt == "}":
-                self._pos += 1
+            if not self._more("}", "object"):
                 return
-            if not nxt:
-                raise Truncated("the file ends inside an object")
-            raise JsonError(f"expected ',' or '}}' at {self._where()}, found {nxt!r}")
+
+    def _more(self, close: str, what: str) -> bool:
+        """After a container's member: True at a ',' (another follows), False at its end (both read)."""
+        nxt = self.peek()
+        if nxt in (",", close) and nxt:
+            self._pos += 1
+            return nxt == ","
+        if not nxt:
+            raise Truncated(f"the file ends inside an {what}")
+        raise JsonError(f"expected ',' or {close!r} at {self._where()}, found {nxt!r}")
 
     def skip(self) -> None:
         """Pass over the next value; arrays and objects are walked, so a huge one costs no memory."""
