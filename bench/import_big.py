@@ -131,12 +131,12 @@ def run_import(export: Path, data: Path) -> tuple[float, int, str]:
 
 async def first_question(data: Path, every: float) -> dict[str, float]:
     index = RecallIndex(data)  # the bot's defaults: a backlog over 256 KiB goes to the worker process
-    model = FakeModel(["4719."] * 100_000)
+    model = FakeModel(["Noted."] * 100_000)  # never the needle's words: only recall can bring them
     assistant = Assistant(transcript=Transcript(data), model=model, now=lambda: NOW, recall=index)
 
     def recalled() -> bool:
         system, messages = model.calls[-1].system, model.calls[-1].messages
-        return "4719" in json.dumps([system, messages], ensure_ascii=False)
+        return NEEDLE in json.dumps([system, messages], ensure_ascii=False)
 
     t0 = time.perf_counter()
     await assistant.ask(CHAT, NEEDLE_Q)

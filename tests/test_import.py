@@ -224,7 +224,8 @@ def test_export_gives_the_whole_history_imported_parts_included(tmp_path, data_d
 def test_a_full_volume_is_followed_by_a_new_one(tmp_path, data_dir, monkeypatch):
     from memory.imports import store
 
-    monkeypatch.setattr(store, "VOLUME_BYTES", 1)  # every conversation fills its volume
+    monkeypatch.setattr(store, "VOLUME_BYTES", 1)  # every batch fills its volume
+    monkeypatch.setattr(store, "COMMIT_BYTES", 1)  # every conversation is a batch
     import_file(write_json(tmp_path / "c.json", [gpt_edited("c1"), gpt_edited("c2")]), data_dir, CHAT)
     first, second = archive(data_dir)
     assert first.name.endswith("-imported-chatgpt-0001.jsonl") and second.name.endswith("-imported-chatgpt-0002.jsonl")
@@ -268,3 +269,15 @@ def test_messages_without_a_time_take_the_one_before_and_a_dead_imports_leftover
     (jeju,) = conversations(data_dir).values()
     assert [m["at"] for m in jeju] == ["2023-11-14T22:13:50+00:00", "2023-11-14T22:13:50+00:00"]
     assert sorted(p.name for p in folder.iterdir()) == [archive(data_dir)[0].name]
+
+
+def test_a_long_chat_spills_to_disk_and_arrives_whole(tmp_path, data_dir, monkeypatch):
+    from memory.imports import store
+
+    monkeypatch.setattr(store, "SPILL_CHARS", 200)  # a few messages in memory, the rest in a temporary file
+    chat = tg_chat()
+    chat["messages"] += [tg_message(100 + i, T0 + 1000 + i, "Minsu", f"line {i}") for i in range(50)]
+    assert import_file(write_json(tmp_path / "r.json", chat), data_dir, CHAT).messages == 54
+    said = [m["content"] for m in conversations(data_dir)["4242"]]
+    assert said[:1] == ["Mom: Dinner on Saturday at the https://example.com/place"] and said[-1] == "Minsu: line 49"
+    assert len(said) == 54 and not list((data_dir / "chats" / "archive").glob(".import-*"))

@@ -110,25 +110,28 @@ def import_file(
             progress(report)
 
     try:
-        with open_export(path) as (raw, size):
-            report.total_bytes = size
-            stream = JsonStream(raw)
-            first = stream.peek()
-            if first == "[":
-                _conversations(stream, store, report, tick)
-            elif first == "{":
-                _telegram(stream, store, report, tick)
-            else:
-                raise JsonError(f"{NOT_EXPORT} (not JSON)" if first else "the file is empty")
-            if not stream.at_end():
-                raise JsonError("more data after the end of the export")
-            tick(stream, force=True)
+        try:
+            with open_export(path) as (raw, size):
+                report.total_bytes = size
+                stream = JsonStream(raw)
+                first = stream.peek()
+                if first == "[":
+                    _conversations(stream, store, report, tick)
+                elif first == "{":
+                    _telegram(stream, store, report, tick)
+                else:
+                    raise JsonError(f"{NOT_EXPORT} (not JSON)" if first else "the file is empty")
+                if not stream.at_end():
+                    raise JsonError("more data after the end of the export")
+                tick(stream, force=True)
+        finally:
+            store.flush()  # the whole conversations read before anything went wrong
     except Truncated as e:
         report.error = f"the file is cut short ({e})"
     except JsonError as e:
         report.error = str(e)
     except OSError as e:
-        report.error = f"cannot read it: {e.strerror or e}"
+        report.error = f"cannot read it or write the history: {e.strerror or e}"
     return report
 
 

@@ -31,14 +31,18 @@ import os
 import re
 from array import array
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 from memory.files import FILE_MODE, ensure_private_dir, fsync_dir, locked
 from memory.imports.formats import Message
 from memory.transcript import check_chat_id, encode_line
 
-VOLUME_BYTES = 32 * 1024 * 1024  # an imported volume takes no new conversation past this size
+VOLUME_BYTES = 32 * 1024 * 1024  # an imported volume takes no new batch past this size
+COMMIT_BYTES = 8 * 1024 * 1024  # whole conversations written into their volume together (one fsync)
+SPILL_CHARS = 4 * 1024 * 1024  # a conversation's lines held in memory at most; the rest in a temporary file
 _NAME = re.compile(r"^(?P<chat>[A-Za-z0-9_-]+)\.(?P<stamp>\d{8}T\d{6}Z)-imported-(?P<source>[a-z]+)-\d{4,}\.jsonl$")
 _TMP = re.compile(r"^\.import-(?P<pid>\d+)-\d+\.tmp$")
 _COPY = 1 << 20
@@ -69,6 +73,7 @@ class ImportStore:
                     self.volumes.setdefault(m["source"], []).append(self.dir / name)
         self._known: array[int] | None = None
         self._tmp_n = 0
+        self._batches: dict[str, _Batch] = {}
         _clean_temporary(self.dir)
 
     def known(self) -> array[int]:
@@ -87,11 +92,50 @@ class ImportStore:
         return i < len(known) and known[i] == h
 
     def begin(self, source: str, key: str, title: str = "") -> Pending:
+        return Pending(self, source, key, title)
+
+    def _temporary(self) -> Path:
         for d in (self.root, self.dir.parent, self.dir):
             ensure_private_dir(d)
         self._tmp_n += 1
-        tmp = self.dir / f".import-{os.getpid()}-{self._tmp_n}.tmp"
-        return Pending(self, source, key, title, tmp)
+        return self.dir / f".import-{os.getpid()}-{self._tmp_n}.tmp"
+
+    def _take(self, pending: Pending) -> None:
+        """Add a whole conversation to its source's batch; a batch of COMMIT_BYTES goes into its volume."""
+        batch = self._batches.get(pending.source)
+        if batch is None:
+            path = self._temporary()
+            batch = self._batches[pending.source] = _Batch(path, open(path, "w", encoding="utf-8", newline="\n"))  # noqa: SIM115
+            os.chmod(path, FILE_MODE)
+        batch.size += pending.write_to(batch.f)
+        if batch.size >= COMMIT_BYTES:
+            self._flush(pending.source)
+
+    def flush(self) -> None:
+        """Write every batch into its volume (at the end of a file, and before any error is reported)."""
+        for source in list(self._batches):
+            self._flush(source)
+
+    def _flush(self, source: str) -> None:
+        batch = self._batches.pop(source)
+        try:
+            batch.f.flush()
+            target, new = self._target(source)
+            if new:
+                os.fsync(batch.f.fileno())
+                try:
+                    os.link(batch.path, target)  # never over a file that appeared meanwhile
+                except FileExistsError:
+                    new = False
+                else:
+                    fsync_dir(self.dir)
+                    self.volumes.setdefault(source, []).append(target)
+            if not new:
+                _append(batch.path, target)
+        finally:
+            batch.f.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(batch.path)
 
     def _target(self, source: str) -> tuple[Path, bool]:
         """The volume the next conversation of ``source`` goes into, and whether it is a new one."""
@@ -103,20 +147,6 @@ class ImportStore:
         n = len(paths) + 1
         name = f"{self.chat}.{self.stamp}-imported-{source}-{n:04d}.jsonl"  # sorts in the order written
         return self.dir / name, True
-
-    def _commit(self, source: str, tmp: Path) -> Path:
-        target, new = self._target(source)
-        if new:
-            try:
-                os.link(tmp, target)  # never over a file that appeared meanwhile
-            except FileExistsError:
-                new = False
-            else:
-                fsync_dir(self.dir)
-                self.volumes.setdefault(source, []).append(target)
-                return target
-        _append(tmp, target)
-        return target
 
 
 def _clean_temporary(folder: Path) -> None:
@@ -151,13 +181,24 @@ def read_hashes(path: Path) -> Iterable[int]:
                 yield message_hash(data["src"], data["src_id"])
 
 
-class Pending:
-    """One conversation being written: ``add`` its messages, then ``commit`` (or ``abort``)."""
+@dataclass(slots=True)
+class _Batch:
+    """Whole conversations waiting for their volume, in a temporary file."""
 
-    def __init__(self, store: ImportStore, source: str, key: str, title: str, tmp: Path) -> None:
-        self.store, self.source, self.key, self.title, self.tmp = store, source, key, title, tmp
-        self._f = open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in commit/abort
-        os.chmod(tmp, FILE_MODE)
+    path: Path
+    f: IO[str]
+    size: int = 0
+
+
+class Pending:
+    """One conversation being read: ``add`` its messages, then ``commit`` (or ``abort``). Its lines are held
+    in memory, and past SPILL_CHARS (a Telegram chat of years) in a temporary file of its own."""
+
+    def __init__(self, store: ImportStore, source: str, key: str, title: str) -> None:
+        self.store, self.source, self.key, self.title = store, source, key, title
+        self._lines: list[str] = []
+        self._chars = 0
+        self._spill: tuple[Path, IO[str]] | None = None
         self._mine: set[int] = set()  # this conversation's messages (an export that repeats one)
         self.added = 0
         self.present = 0  # messages imported before
@@ -179,28 +220,54 @@ class Pending:
             data.update(src=self.source, src_conv=self.key, src_id=m.key)
             if not self.added and self.title:
                 data["title"] = self.title
-            self._f.write(encode_line(data))
+            self._write(encode_line(data))
             self.added += 1
             if m.at:
                 self.first = m.at if self.first is None or m.at < self.first else self.first
                 self.last = m.at if self.last is None or m.at > self.last else self.last
 
-    def commit(self) -> Path | None:
-        """Make the messages added part of the chat's history; the volume written to (None: nothing new)."""
-        self._f.flush()
-        os.fsync(self._f.fileno())
-        self._f.close()
-        try:
-            return self.store._commit(self.source, self.tmp) if self.added else None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.tmp)
+    def _write(self, line: str) -> None:
+        if self._spill is not None:
+            self._spill[1].write(line)
+            return
+        self._lines.append(line)
+        self._chars += len(line)
+        if self._chars > SPILL_CHARS:
+            path = self.store._temporary()
+            f = open(path, "w+", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in write_to/abort
+            os.chmod(path, FILE_MODE)
+            f.writelines(self._lines)
+            self._lines, self._spill = [], (path, f)
+
+    def write_to(self, out: IO[str]) -> int:
+        """Copy the lines into ``out``; the characters written."""
+        if self._spill is None:
+            out.writelines(self._lines)
+            return self._chars
+        path, f = self._spill
+        f.seek(0)
+        n = 0
+        while chunk := f.read(_COPY):
+            out.write(chunk)
+            n += len(chunk)
+        self.abort()
+        return n
+
+    def commit(self) -> None:
+        """The conversation was read whole: it becomes part of the chat's history (with its source's batch)."""
+        if self.added:
+            self.store._take(self)
+        self.abort()
 
     def abort(self) -> None:
-        with contextlib.suppress(OSError):
-            self._f.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.tmp)
+        self._lines = []
+        if self._spill is not None:
+            path, f = self._spill
+            self._spill = None
+            with contextlib.suppress(OSError):
+                f.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 def _append(src: Path, target: Path) -> None:
