@@ -15,10 +15,12 @@ line of a conversation written, its ``title``. Importing again recognizes every 
 (an 8-byte hash of each message already imported is kept in a sorted array: 8 bytes a message, a million
 messages in 8 MB): a conversation that went on gets only its new messages, and nothing else changes.
 
-A conversation is written to a temporary file first (``.import-*.tmp`` in the archive folder, a name no
-reader takes for a transcript) and becomes part of the history only once it was read whole: linked into
-place as a new volume (fsynced), or appended to the current volume in one write under the transcript
-lock, fsynced (memory.transcript's rules).
+A conversation becomes part of the history only once it was read whole: its lines wait in memory (past
+SPILL_CHARS in a temporary file), then join its source's batch, a temporary file (``.import-*.tmp`` in the
+archive folder, a name no reader takes for a transcript) that goes into the volume every COMMIT_BYTES and
+at the end: linked into place as a new volume (fsynced), or appended to the current volume under the
+transcript lock, fsynced (memory.transcript's rules). One fsync per batch, not two per conversation:
+they were 70% of an import's time.
 """
 
 from __future__ import annotations
