@@ -12,7 +12,7 @@ after the previous line or earlier than it: memory.recall.store).
 A line is a transcript message (``role``, ``content``, ``at``, ``name`` for Telegram senders) plus ``src``
 (the format), ``src_id`` (the message's own id there), ``src_conv`` (its conversation's) and, on the first
 line of a conversation written, its ``title``. Importing again recognizes every message by source and id
-(an 8-byte hash of each message already imported is kept in a sorted array: 8 bytes a message, a million
+(an 8-byte hash of each message already imported is kept in a sorted array per volume: 8 bytes a message, a million
 messages in 8 MB): a conversation that went on gets only its new messages, and nothing else changes.
 
 A conversation becomes part of the history only once it was read whole: its lines wait in memory (past
@@ -73,25 +73,24 @@ class ImportStore:
                 m = _NAME.match(name)
                 if m and m["chat"] == self.chat:
                     self.volumes.setdefault(m["source"], []).append(self.dir / name)
-        self._known: array[int] | None = None
+        self._known: list[array[int]] | None = None
         self._tmp_n = 0
         self._batches: dict[str, _Batch] = {}
         _clean_temporary(self.dir)
 
-    def known(self) -> array[int]:
-        """The hashes of every message imported before, sorted (read once, at the first conversation)."""
+    def known(self) -> list[array[int]]:
+        """The hashes of every message imported before, one sorted array per volume (read once, at the first
+        conversation; sorted volume by volume, so no more than one volume's hashes are ever a list)."""
         if self._known is None:
-            hashes = array("q")
-            for paths in self.volumes.values():
-                for path in paths:
-                    hashes.extend(read_hashes(path))
-            self._known = array("q", sorted(hashes))
+            self._known = [array("q", sorted(read_hashes(path))) for paths in self.volumes.values() for path in paths]
         return self._known
 
     def imported(self, h: int) -> bool:
-        known = self.known()
-        i = bisect.bisect_left(known, h)
-        return i < len(known) and known[i] == h
+        for known in self.known():
+            i = bisect.bisect_left(known, h)
+            if i < len(known) and known[i] == h:
+                return True
+        return False
 
     def begin(self, source: str, key: str, title: str = "") -> Pending:
         return Pending(self, source, key, title)
