@@ -72,15 +72,19 @@ def gpt_edited(cid: str = "c-jeju", t: float = T0) -> dict[str, Any]:
 
 
 def gpt_with_tools(cid: str = "c-tools", t: float = T0 + 86400) -> dict[str, Any]:
-    """A conversation with a browsing call: the assistant's code to the tool and the tool's output are skipped."""
+    """A conversation with a hidden context message, a browsing call (the assistant's code to the tool and the
+    tool's output) and a text addressed to the image tool: only the question and the answer are kept."""
+    hidden = {"is_visually_hidden_from_conversation": True}
     return gpt_conversation(cid, "Weather", [
         ("root", None, None),
-        ("u1", "root", gpt_message("u1t", "user", ["What is the weather in Seoul?"], t + 1)),
+        ("ctx", "root", gpt_message("ctxt", "user", ["(hidden context the app added)"], t, metadata=hidden)),
+        ("u1", "ctx", gpt_message("u1t", "user", ["What is the weather in Seoul?"], t + 1)),
         ("c1", "u1", gpt_message("c1t", "assistant", ["search('weather Seoul')"], t + 2, content_type="code",
                                  recipient="browser")),
         ("r1", "c1", gpt_message("r1t", "tool", ["Sunny, 21C"], t + 3, content_type="tether_browsing_display",
                                  name="browser")),
-        ("a1", "r1", gpt_message("a1t", "assistant", ["It is sunny in Seoul, 21°C."], t + 4)),
+        ("d1", "r1", gpt_message("d1t", "assistant", ['{"prompt": "sunny Seoul"}'], t + 4, recipient="dalle.text2im")),
+        ("a1", "d1", gpt_message("a1t", "assistant", ["It is sunny in Seoul, 21°C."], t + 5)),
     ], current="a1", t=t)  # fmt: skip
 
 
@@ -138,6 +142,8 @@ def tg_chat(chat_id: int = 4242, name: str = "Family", t: int = T0) -> dict[str,
             tg_message(4, t + 180, "Minsu", "Grandma's recipe", forwarded_from="Grandma"),
             tg_message(5, t + 240, "Mom", "", media_type="sticker", sticker_emoji="👍", file="(File not included.)"),
             tg_message(6, t + 300, None, "", type="service", actor="Mom", action="pin_message", message_id=2),
+            tg_message(7, t + 310, None, "", type="service", actor="Mom", actor_id="user1", action="edit_group_photo",
+                       photo="photos/photo_1@14-11-2023_22-18-30.jpg", width=640, height=640),
         ],
     }  # fmt: skip
 

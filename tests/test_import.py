@@ -62,7 +62,7 @@ def test_chatgpt_keeps_the_branch_shown_and_its_dates(tmp_path, data_dir):
         ("user", "What is the weather in Seoul?"),
         ("assistant", "It is sunny in Seoul, 21°C."),
     ]
-    assert (report.first, report.last) == ("2023-11-14T22:13:50+00:00", "2023-11-15T22:13:24+00:00")
+    assert (report.first, report.last) == ("2023-11-14T22:13:50+00:00", "2023-11-15T22:13:25+00:00")
     assert not (data_dir / "chats" / f"{CHAT}.jsonl").exists()  # the live transcript is never written
 
 
@@ -113,7 +113,7 @@ def test_importing_again_adds_nothing_and_a_longer_export_adds_only_the_new(tmp_
     chat = tg_chat()
     write_json(tmp_path / "r.json", chat)
     assert import_file(tmp_path / "r.json", data_dir, CHAT).messages == 4
-    chat["messages"].append(tg_message(7, T0 + 400, "Minsu", "See you Saturday"))  # the chat went on
+    chat["messages"].append(tg_message(8, T0 + 400, "Minsu", "See you Saturday"))  # the chat went on
     later = import_file(write_json(tmp_path / "r2.json", chat), data_dir, CHAT)
     assert (later.messages, later.present, later.conversations) == (1, 4, 1)
     tg = [m["content"] for m in conversations(data_dir)["4242"]]
