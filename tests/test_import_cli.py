@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 from bot.cli.transfer import export_here, export_main, import_main
 from memory.access import AccessStore
+from memory.imports import import_file
 from tests.export_samples import claude_conversation, gpt_edited, write_json
 
 
@@ -38,8 +40,19 @@ def test_export_to_a_file_and_to_the_terminal(tmp_path, data_dir, monkeypatch, c
     assert export_main([]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [r["src_id"] for r in rows] == ["cl-1-m1", "cl-1-m2", "cl-1-m3"]
-    said = export_here(data_dir, "555", f"/export md {tmp_path / 'mine.md'}", "en")
+    said = export_here(data_dir, "555", f"/export md {tmp_path / 'mine.md'}", "en", io.StringIO())
     assert said == f"Wrote 3 messages to {tmp_path / 'mine.md'}." and (tmp_path / "mine.md").read_text().startswith(
         "# Chat 555"
     )
-    assert export_here(data_dir, "nobody", "/export", "en") == "No messages to export."
+    assert export_here(data_dir, "nobody", "/export", "en", io.StringIO()) == "No messages to export."
+
+
+def test_the_terminal_chats_export_command(assistant, tmp_path, data_dir):
+    from tests.test_cli import run_chat
+
+    import_file(write_json(tmp_path / "c.json", [claude_conversation()]), data_dir, "local")
+    target = tmp_path / "out.md"
+    rc, out, err = run_chat(assistant, f"/export md {target}", "/export", "/quit", lang="en")
+    assert rc == 0 and err == ""
+    assert f"Wrote 3 messages to {target}." in out and "## Imported from Claude" in target.read_text()
+    assert '"src_id":"cl-1-m2"' in out and "Wrote 3 messages to stdout." in out  # the JSON lines on the screen

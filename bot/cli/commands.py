@@ -9,7 +9,7 @@ session provides the output (``say``, ``error``) and the turns (``send``, ``retr
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from bot.cli.texts import text
 from bot.cli.transfer import export_here
@@ -37,6 +37,7 @@ class SlashCommands:
     chat_id: str
     lang: str
     reminders: ReminderStore | None
+    out: TextIO
     _cancelled: str | None
     _failed: str | None
 
@@ -70,9 +71,8 @@ class SlashCommands:
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await model_text(self.assistant.model, argument, self.lang))
         elif command == "/export":
-            self.say(
-                await asyncio.to_thread(export_here, self.assistant.transcript.root, self.chat_id, line, self.lang)
-            )
+            root, out = self.assistant.transcript.root, self.out
+            self.say(await asyncio.to_thread(export_here, root, self.chat_id, line, self.lang, out))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":

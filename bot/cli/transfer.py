@@ -166,16 +166,16 @@ def export_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def export_here(data_dir: Path, chat: str, line: str, lang: str) -> str:
-    """The terminal chat's ``/export [md] [FILE]``: the whole history into FILE, else onto standard output;
-    returns what to say."""
+def export_here(data_dir: Path, chat: str, line: str, lang: str, out: TextIO) -> str:
+    """The terminal chat's ``/export [md] [FILE]``: the whole history into FILE, else onto ``out`` (the
+    screen); returns what to say."""
     words = line.split()[1:]
     fmt: Format = "md" if words and words[0].lower() in ("md", "markdown") else "jsonl"
     if words and words[0].lower() in ("md", "markdown", "jsonl", "json"):
         words = words[1:]
     if not words:
-        n = write_history(data_dir, chat, fmt, sys.stdout)
-        sys.stdout.flush()
+        n = write_history(data_dir, chat, fmt, out)
+        out.flush()
         return text("export.written", lang, n=n, path="stdout") if n else text("export.empty", lang)
     target = Path(" ".join(words)).expanduser()
     n = _write_file(data_dir, chat, fmt, target)
