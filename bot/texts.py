@@ -408,7 +408,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "기록을 가져오는 것은 봇 주인만 할 수 있어요.",
         "en": "Only the bot's owner can import history.",
     },
-    "import.working": {"ko": "📥 가져오는 중…", "en": "📥 Importing…"},
     # -- facts: /memory, /remember, /forget (Telegram and terminal) --
     "memory.empty": {
         "ko": "🧠 아직 기억하고 있는 사실이 없어요.\n대화 중에 알려 주시면 제가 기억해 두고, "

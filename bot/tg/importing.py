@@ -12,12 +12,14 @@ transcript). The recall index then catches up in the background (a worker proces
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import tempfile
 from pathlib import Path
 
 from telegram import Update
+from telegram.constants import ChatAction
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
@@ -55,6 +57,8 @@ async def on_import_document(update: Update, context: ContextTypes.DEFAULT_TYPE)
     data_dir = Path(svc.settings.data_dir)
     name = Path(doc.file_name or "export.json").name
     chat_id = message.chat.id
+    with contextlib.suppress(TelegramError):  # "typing…" while it downloads and imports
+        await context.bot.send_chat_action(chat_id, ChatAction.TYPING, message_thread_id=message.message_thread_id)
     with tempfile.TemporaryDirectory(prefix="import-", dir=ensure_private_dir(data_dir)) as tmp:
         path = Path(tmp) / "export"
         try:
