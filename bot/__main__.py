@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from bot.config import ConfigError, Settings, load_settings, log_level
+from bot.config import ConfigError, Settings, load_settings, log_level, version_line
 from bot.core.turnlog import content_enabled
 
 USAGE = (
@@ -23,20 +23,6 @@ USAGE = (
     "       ./bot.sh --version              the version\n"
     "(./bot.sh runs python -m bot in the project's virtual environment, setting it up on first use)"
 )
-
-
-DISTRIBUTION = "telegram-memory-assistant"  # the name in pyproject.toml
-
-
-def version_line() -> str:
-    """``telegram-memory-assistant 0.1.0 (Python 3.11.2)``: the installed package's version."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        number = version(DISTRIBUTION)
-    except PackageNotFoundError:  # run from a checkout without installing it
-        number = "unknown (not installed)"
-    return f"{DISTRIBUTION} {number} (Python {sys.version.split()[0]})"
 
 
 class Redact(logging.Filter):

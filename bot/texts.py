@@ -76,8 +76,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
     },
     "model.switched": {
-        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
-        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 적용되고 재시작해도 "
+        "유지돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요). ANTHROPIC_MODEL 설정({configured})은 그대로예요: "
+        "/model {configured} 로 되돌려요.\n{info}",
+        "en": "✅ Switched to {name} for every chat, in the Telegram bot and the terminal chat alike, and kept "
+        "across restarts (the other one, if running now, switches when it restarts). The setting ANTHROPIC_MODEL "
+        "({configured}) is unchanged: /model {configured} switches back.\n{info}",
+    },
+    "model.switched_back": {
+        "ko": "✅ 설정된 모델 {name} (ANTHROPIC_MODEL) 로 돌아왔어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 "
+        "적용돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요).\n{info}",
+        "en": "✅ Back to the configured model {name} (ANTHROPIC_MODEL) for every chat, in the Telegram bot and the "
+        "terminal chat alike (the other one, if running now, switches when it restarts).\n{info}",
     },
     "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
     "model.unknown": {
