@@ -11,6 +11,7 @@
 import errno
 import io
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -229,3 +230,53 @@ def test_doctor_terminal_does_not_fail_for_a_missing_telegram_token(data_dir):
 def test_chat_version(chat_env, tmp_path):
     rc, out, err = chat(chat_env, tmp_path / "w", "", "--version")
     assert rc == 0 and out.startswith("telegram-memory-assistant ") and err == ""
+
+
+# -- 31.12: /help laid out for the terminal ---------------------------------------------------------
+
+
+def _help_rows(rows: list[str]) -> list[tuple[str, int]]:
+    """(command, display column where its description starts) of each command row on the screen."""
+    found = []
+    for row in rows:
+        m = re.match(r"^  (/\S+(?: [<\[][^>\]]*[>\]])?)( {2,})\S", row)
+        if m:
+            found.append((m.group(1), cli_texts.cell_width(row[: m.end(2)])))
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_help_is_aligned_and_never_breaks_a_word_in_a_terminal(tmp_path, data_dir, fake_anthropic, lang):
+    from tests.test_cli_terminal import COLUMNS, TerminalChat
+    from tests.test_cli_terminal import chat_env as terminal_env
+
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    chat = TerminalChat(terminal_env(data_dir, fake_anthropic, BOT_LANG=lang), workdir)
+    try:
+        chat.wait_prompt(1)
+        chat.type("/help\r")
+        # the prompt again, at the start of a line (the help itself holds "> " in "<text> ")
+        chat.wait_for(lambda raw: raw.count(b"\n> ") >= 2 and raw.endswith(b"> "), "the prompt after /help")
+        rows = chat.term().rows()
+    finally:
+        chat.quit()
+    start = next(i for i, row in enumerate(rows) if row.startswith(cli_texts.text("help", lang).splitlines()[0]))
+    shown = rows[start : next(i for i in range(start, len(rows)) if rows[i].startswith(">"))]
+    commands = _help_rows(shown)
+    assert len(commands) >= 10, shown
+    assert len({column for _, column in commands}) == 1, commands  # one column for every description
+    assert all(cli_texts.cell_width(row) <= COLUMNS for row in shown)
+    # every word of the help is whole on the screen: none was cut at the terminal's edge
+    words = set(" ".join(shown).split())
+    assert set(cli_texts.text("help", lang).split()) <= words, set(cli_texts.text("help", lang).split()) - words
+
+
+def test_chat_help_lists_every_command(chat_env, tmp_path):
+    from bot.cli.commands import COMMANDS
+
+    rc, out, err = chat(chat_env, tmp_path / "w", "", "--help")
+    assert rc == 0
+    flat = " ".join(out.split())
+    assert all(command in flat for command in COMMANDS), [c for c in COMMANDS if c not in flat]
+    assert "--lang" in flat and "BOT_LANG" in flat and "--version" in flat
