@@ -13,6 +13,7 @@ import io
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,32 @@ def test_chat_help_lists_every_command(chat_env, tmp_path):
     flat = " ".join(out.split())
     assert all(command in flat for command in COMMANDS), [c for c in COMMANDS if c not in flat]
     assert "--lang" in flat and "BOT_LANG" in flat and "--version" in flat
+
+
+# -- 31.15: the first answer does not wait for what the SDK builds or imports on first use ----------
+
+FIRST_ANSWER = """
+import asyncio, os, sys
+from bot.claude.client import prewarm
+from bot.config import load_settings
+from bot.core.ask import Question
+from bot.wiring import make_assistant
+
+prewarm().join()  # what the terminal starts while the user types the first question
+assistant = make_assistant(load_settings(need_telegram=False, dotenv=False))
+before = set(sys.modules)
+asyncio.run(assistant.ask("local", Question("hello")))
+print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("tests."))))
+"""
+
+
+def test_after_the_prewarm_the_first_answer_imports_nothing(chat_env, tmp_path):
+    """The SDK and the HTTP stack under it (httpcore2, h11, anyio's backend, the certificate store)
+    are imported, and the SDK's lazily built models built, in the background thread: the first
+    answer finds them ready (in a fresh interpreter: another test may have imported them here)."""
+    p = subprocess.run(
+        [sys.executable, "-c", FIRST_ANSWER], env=chat_env, cwd=tmp_path, capture_output=True, text=True,
+        timeout=hang_guard(60),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [], p.stdout
