@@ -2,7 +2,8 @@
 
 The Anthropic SDK takes over a second to import, so it is imported when the client is
 first needed (the first question), not at start: the terminal shows its prompt and the bot
-polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile.
+polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile, then builds what
+the SDK builds on its first use (``warm_sdk``, offline) so the first answer does not pay for it.
 """
 
 from __future__ import annotations
