@@ -310,3 +310,14 @@ def test_after_the_prewarm_the_first_answer_imports_nothing(chat_env, tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == [], p.stdout
+
+
+def test_doctor_notes_a_model_name_no_list_knows(data_dir):
+    env = {"ANTHROPIC_API_KEY": KEY, "DATA_DIR": str(data_dir), "RECALL_MEANING": "off"}
+    out = io.StringIO()
+    assert doctor.main(["--offline", "--terminal", "--only", "settings"], out=out, env=env) == 0
+    assert "not a name this version knows" not in out.getvalue()
+    out = io.StringIO()
+    env["ANTHROPIC_MODEL"] = "claude-sonet-5-5"
+    assert doctor.main(["--offline", "--terminal", "--only", "settings"], out=out, env=env) == 0
+    assert "note     settings: the model claude-sonet-5-5 (ANTHROPIC_MODEL) is not a name" in out.getvalue()

@@ -20,9 +20,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bot.texts import t
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 TOKEN_RE = re.compile(r"^[0-9]{3,}:[A-Za-z0-9_-]{20,}$")
 API_KEY_RE = re.compile(r"^sk-ant-[A-Za-z0-9_-]{8,}$")
@@ -111,7 +115,7 @@ def startup_problems(env: Mapping[str, str], *, telegram: bool, lang: str = "en"
     Runs the checks of ``findings``, then every other setting (``load_settings``); then, when all
     is well, whether the model in use is one a list knows.
     """
-    from bot.config import DEFAULT_MODEL, ConfigError, load_settings
+    from bot.config import ConfigError, load_settings
 
     found = findings(env, telegram=telegram)
     problems = [f.text(lang) for f in found if f.level == PROBLEM]
@@ -122,18 +126,23 @@ def startup_problems(env: Mapping[str, str], *, telegram: bool, lang: str = "en"
         settings = load_settings(env, need_telegram=telegram)
     except ConfigError as e:
         return [t("start.config", lang, detail=str(e))], notes
-    from bot.claude.modelinfo import ModelCatalog
-
-    configured = settings.anthropic_model or DEFAULT_MODEL
     try:
-        model = ModelCatalog(settings.data_dir).selected_for(configured) or configured
-        priced = tuple(prefix for prefix, _ in settings.model_prices)  # MODEL_PRICES names models too
-        unknown = model_finding(model, settings.data_dir, configured, priced)
+        unknown = model_note(settings)
     except OSError:
         unknown = None  # an unreadable DATA_DIR is said by the start itself
     if unknown is not None:
         notes.append(unknown.text(lang))
     return problems, notes
+
+
+def model_note(settings: Settings) -> Finding | None:
+    """The note for a model in use (the /model choice, else ANTHROPIC_MODEL) that no list knows."""
+    from bot.claude.modelinfo import ModelCatalog
+
+    configured = settings.anthropic_model
+    model = ModelCatalog(settings.data_dir).selected_for(configured) or configured
+    priced = tuple(prefix for prefix, _ in settings.model_prices)  # MODEL_PRICES names models too
+    return model_finding(model, settings.data_dir, configured, priced)
 
 
 def data_dir_error(error: OSError, data_dir: Path, lang: str = "en") -> str:
