@@ -37,9 +37,12 @@ def lines(output: str) -> list[str]:
     return [line for line in output.splitlines() if line.strip() and line.split()[2:3] not in (["INFO"], ["DEBUG"])]
 
 
-@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
-def test_a_token_telegram_rejects_is_one_line_without_the_token(bot_env, fake_telegram: FakeTelegram, tmp_path, level):
-    env = {**bot_env, "TELEGRAM_BOT_TOKEN": OTHER_TOKEN, "LOG_LEVEL": level}
+@pytest.mark.parametrize(("level", "content"), [("INFO", ""), ("DEBUG", ""), ("DEBUG", "1")])
+def test_a_token_telegram_rejects_is_one_line_without_the_token(
+    bot_env, fake_telegram: FakeTelegram, tmp_path, level, content
+):
+    """Also at DEBUG with LOG_CONTENT=1, where the libraries' own debug output is on."""
+    env = {**bot_env, "TELEGRAM_BOT_TOKEN": OTHER_TOKEN, "LOG_LEVEL": level, "LOG_CONTENT": content}
     rc, output = start(env, tmp_path)
     assert rc == 2, output
     assert OTHER_TOKEN not in output and OTHER_TOKEN.partition(":")[2] not in output
