@@ -128,3 +128,13 @@ def test_version(tmp_path):
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("telegram-memory-assistant ") and "Python" in proc.stdout
+
+
+def test_a_data_dir_that_is_a_file_stops_the_bot_with_one_line(bot_env, fake_telegram: FakeTelegram, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    rc, output = start({**bot_env, "DATA_DIR": str(afile)}, tmp_path)
+    assert rc == 2, output
+    assert lines(output) == [f"error: DATA_DIR {afile} is not a directory (a file is in the way): set DATA_DIR to a "
+                             "directory, or move that file away"], output  # fmt: skip
+    assert "Errno" not in output and fake_telegram.calls == []

@@ -86,20 +86,6 @@ def base_url_finding(env: Mapping[str, str]) -> Finding | None:
     return None
 
 
-def model_finding(model: str, data_dir: Path, configured: str, priced: tuple[str, ...] = ()) -> Finding | None:
-    """A model name that neither the price list nor the Models API (as cached in DATA_DIR/models.json)
-    knows: most likely a typo. A note, not a refusal: a model newer than this version is not a mistake."""
-    from bot.claude.modelinfo import ModelCatalog
-    from bot.claude.pricing import DEFAULT_PRICES
-
-    if any(model.startswith(prefix) for prefix in (*DEFAULT_PRICES, *priced)):
-        return None
-    if ModelCatalog(data_dir).get(model) is not None:
-        return None
-    setting = "ANTHROPIC_MODEL" if model == configured else "/model"
-    return Finding(NOTE, "model_unknown", {"model": model, "setting": setting})
-
-
 def findings(env: Mapping[str, str], *, telegram: bool = True) -> list[Finding]:
     """The checks of the keys and the endpoint (offline); ``telegram`` False: the terminal chat, no token needed."""
     found = _key_findings(env, telegram)
@@ -136,13 +122,21 @@ def startup_problems(env: Mapping[str, str], *, telegram: bool, lang: str = "en"
 
 
 def model_note(settings: Settings) -> Finding | None:
-    """The note for a model in use (the /model choice, else ANTHROPIC_MODEL) that no list knows."""
+    """A note when the model in use (the /model choice, else ANTHROPIC_MODEL) is a name that neither
+    the price list (MODEL_PRICES included) nor the Models API (as cached in DATA_DIR/models.json)
+    knows: most likely a typo. A note, not a refusal: a model newer than this version is no mistake."""
     from bot.claude.modelinfo import ModelCatalog
+    from bot.claude.pricing import DEFAULT_PRICES
 
+    # a DATA_DIR that is not a directory (yet) has no models.json: its own message comes later
+    catalog = ModelCatalog(settings.data_dir if settings.data_dir.is_dir() else None)
     configured = settings.anthropic_model
-    model = ModelCatalog(settings.data_dir).selected_for(configured) or configured
-    priced = tuple(prefix for prefix, _ in settings.model_prices)  # MODEL_PRICES names models too
-    return model_finding(model, settings.data_dir, configured, priced)
+    model = catalog.selected_for(configured) or configured
+    priced = (*DEFAULT_PRICES, *(prefix for prefix, _ in settings.model_prices))
+    if any(model.startswith(prefix) for prefix in priced) or catalog.get(model) is not None:
+        return None
+    setting = "ANTHROPIC_MODEL" if model == configured else "/model"
+    return Finding(NOTE, "model_unknown", {"model": model, "setting": setting})
 
 
 def data_dir_error(error: OSError, data_dir: Path, lang: str = "en") -> str:
