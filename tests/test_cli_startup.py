@@ -240,7 +240,7 @@ def _help_rows(rows: list[str]) -> list[tuple[str, int]]:
     """(command, display column where its description starts) of each command row on the screen."""
     found = []
     for row in rows:
-        m = re.match(r"^  (/\S+(?: [<\[][^>\]]*[>\]])?)( {2,})\S", row)
+        m = re.match(r"^  (/\S+(?: [<\[][^>\]]*[>\]])*)( {2,})\S", row)
         if m:
             found.append((m.group(1), cli_texts.cell_width(row[: m.end(2)])))
     return found
