@@ -321,3 +321,18 @@ def test_doctor_notes_a_model_name_no_list_knows(data_dir):
     env["ANTHROPIC_MODEL"] = "claude-sonet-5-5"
     assert doctor.main(["--offline", "--terminal", "--only", "settings"], out=out, env=env) == 0
     assert "note     settings: the model claude-sonet-5-5 (ANTHROPIC_MODEL) is not a name" in out.getvalue()
+
+
+def test_a_model_entry_written_by_another_process_keeps_the_model_choice(data_dir):
+    """The bot refreshes a model's entry in models.json after the terminal chose a model with /model:
+    the choice stays (the doctor and the next start see it), not the bot's picture from its start."""
+    from bot.claude.modelinfo import ModelCatalog, ModelInfo
+
+    bot = ModelCatalog(data_dir)
+    assert bot.selected_for("claude-sonnet-5-5") is None  # the bot read the file at its start
+    ModelCatalog(data_dir).select("claude-opus-5-5", over="claude-sonnet-5-5")  # /model in the terminal
+    bot.put(ModelInfo.unknown("claude-sonnet-5-5"))  # the bot refreshes an entry afterwards
+    assert ModelCatalog(data_dir).selected_for("claude-sonnet-5-5") == "claude-opus-5-5"
+    ModelCatalog(data_dir).select(None, over="claude-sonnet-5-5")  # back to the setting, elsewhere
+    bot.put(ModelInfo.unknown("claude-opus-5-5"))
+    assert ModelCatalog(data_dir).selected_for("claude-sonnet-5-5") is None
