@@ -14,22 +14,17 @@ import pytest
 from tests.conftest import ROOT
 from tests.fakes.http import hang_guard
 from tests.fakes.telegram_server import FakeTelegram
+from tests.forkserver import run_bot
 from tests.test_e2e_webhook import free_port
 
 OTHER_TOKEN = "987654321:AAHrejectedTokenOfAnotherBot_xyz12"
 
 
 def start(env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """Run the bot to its end; (exit status, everything it wrote)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=hang_guard(60),
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    """Run the bot to its end (forked from the preloaded Python: tests/forkserver.py); (exit status,
+    everything it wrote)."""
+    proc = run_bot([], env, cwd, b"", hang_guard(60))
+    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
 
 
 def lines(output: str) -> list[str]:
