@@ -178,29 +178,38 @@ def test_the_cli_finds_nothing_for_a_zebra_with_the_real_model(data_dir):
     assert sorted(dog) == ["I adopted a puppy named Bori", "echo: I adopted a puppy named Bori"]
 
 
-def test_a_question_finds_nothing_unless_a_turn_is_about_it_by_its_words_or_scores_high(
+def test_a_question_finds_nothing_unless_a_turn_is_clearly_about_it_or_the_best_scores_high(
     transcript, data_dir, monkeypatch
 ):
     """The two halves of the floor (memory.recall.tuning): the related turns come back only if one of them
-    is related by its words, or the best of them scores FLOOR_SCORE (a faint closeness alone is not enough)."""
+    is clearly about the question (by its words, or a close paraphrase), or the best of them scores
+    FLOOR_SCORE; a faint closeness alone is not enough."""
     from memory.recall import tuning
-    from memory.recall.tuning import finds, is_related
+    from memory.recall.tuning import confident, finds, is_related
 
     assert not finds(tuning.FLOOR_SCORE - 0.01, False) and finds(tuning.FLOOR_SCORE, False)
-    assert finds(0.1, True)  # a turn related by its words: whatever the score
+    assert finds(0.1, True)  # a turn clearly about it: whatever the score
+    faint, clear = 0.2, 0.4  # similarities around a chat's mean: unrelated turns about 0
+    assert not confident(0.0, 0.0, faint, False) and confident(0.0, 0.0, clear, False)
+    assert confident(2.0, 0.2, 0.25, False)  # a fifth of the words and a fair closeness together
     assert is_related(1.0, 0.5, False) and not is_related(1.0, 0.4, False)  # half of the query's weight
     assert is_related(1.0, 0.2, True)  # every word of the query said in the chat: any of them counts
     assert is_related(5.0, 0.3, False)  # a rare word the chat said
     assert not is_related(0.0, 0.0, True)
     pals(transcript)
+    leash = "Would she need a leash?"  # no word of it said: by its meaning only
     with RecallIndex(data_dir, meaning=WordsEmbedder()) as index:
         index.sync("7")
         index.embed("7")
-        leash = index.search("7", "Would she need a leash?", 8)  # no word of it said: by its meaning only
-        assert "puppy" in leash[0].content
-        monkeypatch.setattr(tuning, "FLOOR_SCORE", leash[0].score + 0.01)  # the puppy now scores below the floor
-        assert index.search("7", "Would she need a leash?", 8) == []
+        best = index.search("7", leash, 8)[0]
+        assert "puppy" in best.content
+        monkeypatch.setattr(tuning, "FLOOR_SCORE", best.score + 0.01)  # the puppy scores below the floor now
+        assert "puppy" in index.search("7", leash, 8)[0].content  # but is a clear paraphrase of the question
+        monkeypatch.setattr(tuning, "CONFIDENT", 10.0)  # only faintly close now
+        assert index.search("7", leash, 8) == []
         assert "puppy" in index.search("7", "puppy", 8)[0].content  # a word the chat said: found still
+        monkeypatch.setattr(tuning, "FLOOR_SCORE", best.score - 0.01)  # the puppy scores above the floor
+        assert "puppy" in index.search("7", leash, 8)[0].content
 
 
 def test_a_nickname_alone_does_not_make_a_turn_about_the_question(transcript, data_dir):

@@ -59,6 +59,7 @@ from memory.recall.tuning import (
     B,
     Effort,
     Weights,
+    confident,
     finds,
     is_related,
     relevant,
@@ -232,9 +233,6 @@ def rank(
     def about(t: Turn) -> float:  # the share of every word of the query a turn holds, nicknames left out
         return t.topic / q.whole if q.whole else 0.0
 
-    def by_words(t: Turn) -> bool:  # related by its own words, or of a day the query names
-        return is_related(t.topic, about(t), said) or on_day(t)
-
     def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
         return not q.total and any(r.contains(t.day) for r in q.ranges)
 
@@ -260,7 +258,10 @@ def rank(
     if weights.spread < 1:
         _spread(out, weights.spread)
     norm = max(q.total, 1.0)
-    if floor and out and not finds(out[0].score / norm, any(by_words(t) for t in pool.values() if eligible(t))):
+    sure = floor and any(
+        confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+    )
+    if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
