@@ -241,7 +241,7 @@ class FakeAnthropic(FakeHTTPServer):
         spec = self.catalog.get(str(body.get("model")))
         try:
             validate(body, spec, paused=frozenset(self.paused))
-            self.web.check(body, supported=spec is None or spec.web_search)
+            self.web.check(body, supported=spec is None or spec.web_search, fetch=spec is None or spec.web_fetch)
             check_images(body)
             check_documents(body)
             self._check_thinking(body, spec)

@@ -150,6 +150,10 @@ def _check_shapes(body: Mapping[str, Any]) -> None:
                 tags = ", ".join(f"'{t}'" for t in BLOCK_TYPES)
                 raise InvalidRequest(f"messages.{i}.content.{j}: Input tag '{kind}' found using 'type' does not match "
                                      f"any of the expected tags: {tags}")  # fmt: skip
+            if kind in ("thinking", "redacted_thinking") and "cache_control" in b:
+                # Prompt caching: thinking blocks cannot be marked with cache_control (they are cached with
+                # the content around them); the SDK's ThinkingBlockParam has no such field
+                raise InvalidRequest(f"messages.{i}.content.{j}.{kind}.cache_control: Extra inputs are not permitted")
             _check_cache_control(f"messages.{i}.content.{j}.{kind}", b.get("cache_control"))
             for k, inner in enumerate(_blocks(b.get("content"))):
                 _check_cache_control(f"messages.{i}.content.{j}.{kind}.content.{k}", inner.get("cache_control"))
