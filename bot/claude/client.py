@@ -57,14 +57,26 @@ ERROR_KINDS = {
     "overloaded_error": "overloaded",
     "rate_limit_error": "rate_limit",
     "authentication_error": "auth",
-    "permission_error": "auth",
+    "billing_error": "billing",
+    "permission_error": "permission",
     "invalid_request_error": "bad_request",
     "not_found_error": "not_found",
     "request_too_large": "too_large",
     "api_error": "server",
     "timeout_error": "timeout",
 }
-"""The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
+"""The API's error types (the Claude API errors page; in an HTTP error body or an error event inside a
+stream) -> ModelError kinds. A type the page adds later reads as "server" (try again)."""
+
+BY_STATUS = {400: "bad_request", 401: "auth", 402: "billing", 403: "permission", 404: "not_found", 413: "too_large",
+             429: "rate_limit", 504: "timeout", 529: "overloaded"}  # fmt: skip
+
+SPEND_LIMIT = "you have reached your specified"
+"""A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
+also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
+reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
+SPEND_CAP = "enforced_spend_limit_reached"
+"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
 SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
 """How a 400 for a mid-conversation system message on a model without them reads."""
@@ -74,16 +86,18 @@ def error_kind(e: Exception) -> str:
     """The ModelError kind of an SDK error: by its HTTP status, or for an error event inside a
     stream (which arrives with HTTP 200) by the error type in its body."""
     status = getattr(e, "status_code", 0)
-    by_status = {400: "bad_request", 401: "auth", 403: "auth", 404: "not_found", 413: "too_large", 429: "rate_limit",
-                 529: "overloaded"}  # fmt: skip
-    if status in by_status:
-        return by_status[status]
     body = getattr(e, "body", None)
+    err: dict[str, Any] = {}
     if isinstance(body, dict):
-        err = body.get("error") if isinstance(body.get("error"), dict) else body
-        kind = ERROR_KINDS.get(str(err.get("type", "")))
-        if kind is not None:
-            return kind
+        err = body["error"] if isinstance(body.get("error"), dict) else body
+    details = err.get("details") if isinstance(err.get("details"), dict) else {}
+    if details.get("error_code") == SPEND_CAP:
+        return "spend_cap"
+    kind = BY_STATUS.get(status) or ERROR_KINDS.get(str(err.get("type", "")))
+    if kind == "bad_request" and str(err.get("message", "")).lower().startswith(SPEND_LIMIT):
+        return "spend_limit"
+    if kind is not None:
+        return kind
     text = str(e).lower()
     return "overloaded" if "overload" in text else "server"
 
