@@ -86,9 +86,9 @@ def model_finding(model: str, data_dir: Path, configured: str, priced: tuple[str
     """A model name that neither the price list nor the Models API (as cached in DATA_DIR/models.json)
     knows: most likely a typo. A note, not a refusal: a model newer than this version is not a mistake."""
     from bot.claude.modelinfo import ModelCatalog
-    from bot.claude.pricing import DEFAULT_PRICES
+    from bot.claude.pricing import PriceTable
 
-    if any(model.startswith(prefix) for prefix in (*DEFAULT_PRICES, *priced)):
+    if PriceTable().price(model) is not None or any(model.startswith(prefix) for prefix in priced):
         return None
     if ModelCatalog(data_dir).get(model) is not None:
         return None
