@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls
-from tests.test_fake_anthropic_models import KEY, TOOLS, rejected
+from tests.fakes.prompt_cache import PromptCache
+from tests.test_fake_anthropic_models import KEY, TOOLS, continuation, rejected, tool_round
 
 Q = [{"role": "user", "content": "q"}]
 WEB_FETCH = {"type": "web_fetch_20250910", "name": "web_fetch"}
@@ -244,3 +245,34 @@ def test_the_models_api_lists_each_models_thinking_types(fake_anthropic: FakeAnt
     info = httpx.get(f"{fake_anthropic.url}/v1/models/{model}", headers=KEY, timeout=10).json()
     listed = {k for k, v in info["capabilities"]["thinking"]["types"].items() if v["supported"]}
     assert listed == types and info["max_tokens"] == 128_000
+
+
+def test_thinking_another_model_produced_is_dropped_without_an_error(fake_anthropic: FakeAnthropic):
+    """Prefix checks on thinking blocks: a block the current model cannot read is dropped, not refused."""
+    body, reply = tool_round(fake_anthropic)
+    changed = {**continuation(body, reply["content"]), "system": "s, but at 10:01"}
+    assert rejected(httpx.post(f"{fake_anthropic.url}/v1/messages", json=changed, headers=KEY, timeout=10))
+    other = {**changed, "model": "claude-opus-5-5"}
+    fake_anthropic.reply(Text("네"))
+    assert httpx.post(f"{fake_anthropic.url}/v1/messages", json=other, headers=KEY, timeout=10).status_code == 200
+
+
+def test_a_changed_tool_choice_invalidates_the_cached_messages_only():
+    """Prompt caching (what invalidates the cache): tool_choice changes the messages' cache, not tools and
+    system."""
+    persona = "stable persona text " * 400
+    history = "an earlier turn " * 400
+    request = {
+        "model": "claude-sonnet-4-6",
+        "tools": TOOLS,
+        "system": [{"type": "text", "text": persona, "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": history, "cache_control": {"type": "ephemeral"}}]}
+        ],
+    }
+    cache = PromptCache(lambda: 1000.0)
+    first = cache.apply(request)
+    assert cache.apply(request).cache_read == first.cache_write  # the same request: all read
+    forced = cache.apply({**request, "tool_choice": {"type": "none"}})
+    assert 0 < forced.cache_read < first.cache_write  # tools and system still read, the messages written again
+    assert forced.cache_write > 0

@@ -1,5 +1,7 @@
 """What the real Messages API rejects, with its wording (HTTP 400 ``invalid_request_error``).
 
+tests/fakes/README.md is the one table of every rule of the fake, its page and its test (guesses marked).
+
 Used by the fake HTTP server (tests/fakes/anthropic_server.py) and, in-process, by
 ``FakeModel(validate=...)``, so a malformed request fails every test that sends one.
 The messages follow what the real API answers (as seen in public bug reports).
@@ -34,7 +36,7 @@ MAX_CACHE_BREAKPOINTS = 4
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the whole request body (HTTP 413 request_too_large beyond)
 DOCUMENT_SOURCES = ("base64", "text", "content", "url", "file")
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # Define tools: "Must match the regex ^[a-zA-Z0-9_-]{1,64}$"
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 TOP_LEVEL = frozenset({
     "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stream", "stop_sequences", "metadata",
@@ -217,7 +219,7 @@ def validate(body: Mapping[str, Any], spec: ModelSpec | None = _UNSET, *, paused
             continue
         name = tool.get("name") if isinstance(tool, Mapping) else None
         if not isinstance(name, str) or not TOOL_NAME.match(name):
-            raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
+            raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         schema = tool.get("input_schema")
         if not isinstance(schema, Mapping) or schema.get("type") != "object":
             raise InvalidRequest(f"tools.{i}.custom.input_schema.type: Input should be 'object'")

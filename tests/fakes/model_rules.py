@@ -1,5 +1,7 @@
 """What each model refuses (HTTP 400 ``invalid_request_error``): the rules that depend on the model.
 
+tests/fakes/README.md is the one table of every rule of the fake, its page and its test (guesses marked).
+
 Applied by ``messages_rules.validate`` to models in the table (tests/fakes/models.py); a model
 name the table does not know gets none of them (the fake's old, model-blind behaviour).
 

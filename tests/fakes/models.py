@@ -1,5 +1,8 @@
 """The fake's model table: what ``GET /v1/models`` answers and what each model accepts.
 
+tests/fakes/README.md is the one table of every rule of the fake, its page and its test (guesses
+marked); each entry below says its sources in a comment.
+
 Sources (read with the ``search`` tool, December 2026):
 
 - Models API (``GET /v1/models``, ``GET /v1/models/{model_id}``): the response shape is the
