@@ -20,6 +20,8 @@ USAGE = (
     "       ./bot.sh chat                   chat in the terminal (see --help there)\n"
     "       ./bot.sh doctor [--offline]     check settings, data and connections (see --help there)\n"
     "       ./bot.sh search                 search a chat's whole history (see --help there)\n"
+    "       ./bot.sh import FILE...         import ChatGPT, Claude or Telegram exports (see --help there)\n"
+    "       ./bot.sh export                 write a chat's whole history (see --help there)\n"
     "       ./bot.sh --version              the version\n"
     "(./bot.sh runs python -m bot in the project's virtual environment, setting it up on first use)"
 )
@@ -109,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot.cli import search
 
         return search.main(args[1:])
+    if args and args[0] in ("import", "export"):
+        from bot.cli import transfer
+
+        return (transfer.import_main if args[0] == "import" else transfer.export_main)(args[1:])
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return 0
