@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
         epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /model /reset "
-        "/retry /quit "
+        "/export /retry /quit "
         "(also Ctrl-D, "
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Language of everything the chat "
