@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,17 @@ also returns a 400 when usage reaches an organization or workspace spend limit y
 reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
 SPEND_CAP = "enforced_spend_limit_reached"
 """``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
+
+NO_WEB_FETCH = re.compile(r"^claude-opus-5(-\d{8})?$")
+"""Models whose documentation says they take no ``web_fetch`` tool: the Claude Opus 5 migration guide ("web
+fetch is not available on Claude Opus 5"). The Models API's ``server_tools`` lists no web fetch capability."""
+
+
+def takes_server_tool(model: str, tool: Mapping[str, Any]) -> bool:
+    """Whether ``model`` takes the tool declaration ``tool`` (all do but web_fetch on NO_WEB_FETCH models, which
+    then answer without fetching pages; the declarations stay the same for every request to that model)."""
+    return not (tool.get("name") == "web_fetch" and tool.get("type") and NO_WEB_FETCH.match(model))
+
 
 SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
 """How a 400 for a mid-conversation system message on a model without them reads."""
@@ -259,7 +271,7 @@ class ClaudeModel:
         info = await self.info()
         extra: dict[str, Any] = info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
         if tools:
-            extra["tools"] = list(tools)
+            extra["tools"] = [t for t in tools if takes_server_tool(self.name, t)]
         if tool_choice:
             extra["tool_choice"] = dict(tool_choice)
         limit = max_tokens or self.max_tokens
