@@ -69,16 +69,6 @@ ERROR_KINDS = {
 """The API's error types (the Claude API errors page; in an HTTP error body or an error event inside a
 stream) -> ModelError kinds. A type the page adds later reads as "server" (try again)."""
 
-BY_STATUS = {400: "bad_request", 401: "auth", 402: "billing", 403: "permission", 404: "not_found", 413: "too_large",
-             429: "rate_limit", 504: "timeout", 529: "overloaded"}  # fmt: skip
-
-SPEND_LIMIT = "you have reached your specified"
-"""A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
-also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
-reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
-SPEND_CAP = "enforced_spend_limit_reached"
-"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
-
 NO_WEB_FETCH = re.compile(r"^claude-opus-5(-\d{8})?$")
 """Models whose documentation says they take no ``web_fetch`` tool: the Claude Opus 5 migration guide ("web
 fetch is not available on Claude Opus 5"). The Models API's ``server_tools`` lists no web fetch capability."""
@@ -89,6 +79,16 @@ def takes_server_tool(model: str, tool: Mapping[str, Any]) -> bool:
     then answer without fetching pages; the declarations stay the same for every request to that model)."""
     return not (tool.get("name") == "web_fetch" and tool.get("type") and NO_WEB_FETCH.match(model))
 
+
+BY_STATUS = {400: "bad_request", 401: "auth", 402: "billing", 403: "permission", 404: "not_found", 413: "too_large",
+             429: "rate_limit", 504: "timeout", 529: "overloaded"}  # fmt: skip
+
+SPEND_LIMIT = "you have reached your specified"
+"""A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
+also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
+reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
+SPEND_CAP = "enforced_spend_limit_reached"
+"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
 SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
 """How a 400 for a mid-conversation system message on a model without them reads."""
