@@ -13,6 +13,7 @@ import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import Error
+from tests.fakes.server_tools import Page, Search, WebAnswer
 from tests.test_fake_anthropic_models import KEY, TOOLS, rejected
 
 Q = [{"role": "user", "content": "q"}]
@@ -142,3 +143,36 @@ def test_server_results_must_follow_their_use_and_be_the_apis_own(fake_anthropic
         "messages.1: `server_tool_use` ids were found without a result block: srvtoolu_1"
     )
     assert json.dumps(fake_anthropic.rejected)  # every refusal is recorded for the tests that look
+
+
+def _results(content: list[dict[str, Any]]) -> list[Any]:
+    return [b["content"] for b in content if b["type"] == "web_search_tool_result"]
+
+
+def test_searches_past_max_uses_get_the_documented_error(fake_anthropic: FakeAnthropic):
+    """Web search tool: ``max_uses`` per request; the search past it is a ``web_search_tool_result_error``
+    with ``error_code`` ``max_uses_exceeded``; a scripted error code comes back the same way."""
+    steps = [Search("q0", (Page("https://e.com/0", "T0"),)), Search("q1", error="unavailable"), Search("q2")]
+    fake_anthropic.reply(WebAnswer(steps, parts=[("답", [])]))
+    content = post(fake_anthropic, {"tools": [{**SEARCH, "max_uses": 2}]}).json()["content"]
+    results = _results(content)
+    assert results[0][0]["type"] == "web_search_result"
+    assert results[1] == {"type": "web_search_tool_result_error", "error_code": "unavailable"}
+    assert results[2] == {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+
+
+def test_a_paused_turn_must_come_back_unchanged(fake_anthropic: FakeAnthropic):
+    """Handle stop reasons (``pause_turn``): send the paused content back as it is to let the turn go on."""
+    answer = WebAnswer([Search("q0", (Page("https://e.com/0", "T0"),)), Search("q1")], parts=[("답", [])],
+                       pause_after=1)  # fmt: skip
+    fake_anthropic.reply(answer)
+    paused = post(fake_anthropic, {"tools": [SEARCH]}).json()
+    assert paused["stop_reason"] == "pause_turn"
+    content = paused["content"]
+    changed = [*content[:-1], {**content[-1], "input": {"query": "other"}}]
+    resumed = [*Q, {"role": "assistant", "content": changed}]
+    assert rejected(post(fake_anthropic, {"tools": [SEARCH], "messages": resumed})).endswith(
+        "the content of a paused turn must be sent back unchanged"
+    )
+    same = [*Q, {"role": "assistant", "content": content}]
+    assert post(fake_anthropic, {"tools": [SEARCH], "messages": same}).json()["stop_reason"] == "end_turn"
