@@ -13,6 +13,7 @@ import io
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -239,7 +240,7 @@ def _help_rows(rows: list[str]) -> list[tuple[str, int]]:
     """(command, display column where its description starts) of each command row on the screen."""
     found = []
     for row in rows:
-        m = re.match(r"^  (/\S+(?: [<\[][^>\]]*[>\]])?)( {2,})\S", row)
+        m = re.match(r"^  (/\S+(?: [<\[][^>\]]*[>\]])*)( {2,})\S", row)
         if m:
             found.append((m.group(1), cli_texts.cell_width(row[: m.end(2)])))
     return found
@@ -280,3 +281,58 @@ def test_chat_help_lists_every_command(chat_env, tmp_path):
     flat = " ".join(out.split())
     assert all(command in flat for command in COMMANDS), [c for c in COMMANDS if c not in flat]
     assert "--lang" in flat and "BOT_LANG" in flat and "--version" in flat
+
+
+# -- 31.15: the first answer does not wait for what the SDK builds or imports on first use ----------
+
+FIRST_ANSWER = """
+import asyncio, os, sys
+from bot.claude.client import prewarm
+from bot.config import load_settings
+from bot.core.ask import Question
+from bot.wiring import make_assistant
+
+prewarm().join()  # what the terminal starts while the user types the first question
+assistant = make_assistant(load_settings(need_telegram=False, dotenv=False))
+before = set(sys.modules)
+asyncio.run(assistant.ask("local", Question("hello")))
+print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("tests."))))
+"""
+
+
+def test_after_the_prewarm_the_first_answer_imports_nothing(chat_env, tmp_path):
+    """The SDK and the HTTP stack under it (httpcore2, h11, anyio's backend, the certificate store)
+    are imported, and the SDK's lazily built models built, in the background thread: the first
+    answer finds them ready (in a fresh interpreter: another test may have imported them here)."""
+    p = subprocess.run(
+        [sys.executable, "-c", FIRST_ANSWER], env=chat_env, cwd=tmp_path, capture_output=True, text=True,
+        timeout=hang_guard(60),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [], p.stdout
+
+
+def test_doctor_notes_a_model_name_no_list_knows(data_dir):
+    env = {"ANTHROPIC_API_KEY": KEY, "DATA_DIR": str(data_dir), "RECALL_MEANING": "off"}
+    out = io.StringIO()
+    assert doctor.main(["--offline", "--terminal", "--only", "settings"], out=out, env=env) == 0
+    assert "not a name this version knows" not in out.getvalue()
+    out = io.StringIO()
+    env["ANTHROPIC_MODEL"] = "claude-sonet-5-5"
+    assert doctor.main(["--offline", "--terminal", "--only", "settings"], out=out, env=env) == 0
+    assert "note     settings: the model claude-sonet-5-5 (ANTHROPIC_MODEL) is not a name" in out.getvalue()
+
+
+def test_a_model_entry_written_by_another_process_keeps_the_model_choice(data_dir):
+    """The bot refreshes a model's entry in models.json after the terminal chose a model with /model:
+    the choice stays (the doctor and the next start see it), not the bot's picture from its start."""
+    from bot.claude.modelinfo import ModelCatalog, ModelInfo
+
+    bot = ModelCatalog(data_dir)
+    assert bot.selected_for("claude-sonnet-5-5") is None  # the bot read the file at its start
+    ModelCatalog(data_dir).select("claude-opus-5-5", over="claude-sonnet-5-5")  # /model in the terminal
+    bot.put(ModelInfo.unknown("claude-sonnet-5-5"))  # the bot refreshes an entry afterwards
+    assert ModelCatalog(data_dir).selected_for("claude-sonnet-5-5") == "claude-opus-5-5"
+    ModelCatalog(data_dir).select(None, over="claude-sonnet-5-5")  # back to the setting, elsewhere
+    bot.put(ModelInfo.unknown("claude-opus-5-5"))
+    assert ModelCatalog(data_dir).selected_for("claude-sonnet-5-5") is None

@@ -14,22 +14,17 @@ import pytest
 from tests.conftest import ROOT
 from tests.fakes.http import hang_guard
 from tests.fakes.telegram_server import FakeTelegram
+from tests.forkserver import run_bot
 from tests.test_e2e_webhook import free_port
 
 OTHER_TOKEN = "987654321:AAHrejectedTokenOfAnotherBot_xyz12"
 
 
 def start(env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """Run the bot to its end; (exit status, everything it wrote)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=hang_guard(60),
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    """Run the bot to its end (forked from the preloaded Python: tests/forkserver.py); (exit status,
+    everything it wrote)."""
+    proc = run_bot([], env, cwd, b"", hang_guard(60))
+    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
 
 
 def lines(output: str) -> list[str]:
@@ -37,9 +32,12 @@ def lines(output: str) -> list[str]:
     return [line for line in output.splitlines() if line.strip() and line.split()[2:3] not in (["INFO"], ["DEBUG"])]
 
 
-@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
-def test_a_token_telegram_rejects_is_one_line_without_the_token(bot_env, fake_telegram: FakeTelegram, tmp_path, level):
-    env = {**bot_env, "TELEGRAM_BOT_TOKEN": OTHER_TOKEN, "LOG_LEVEL": level}
+@pytest.mark.parametrize(("level", "content"), [("INFO", ""), ("DEBUG", ""), ("DEBUG", "1")])
+def test_a_token_telegram_rejects_is_one_line_without_the_token(
+    bot_env, fake_telegram: FakeTelegram, tmp_path, level, content
+):
+    """Also at DEBUG with LOG_CONTENT=1, where the libraries' own debug output is on."""
+    env = {**bot_env, "TELEGRAM_BOT_TOKEN": OTHER_TOKEN, "LOG_LEVEL": level, "LOG_CONTENT": content}
     rc, output = start(env, tmp_path)
     assert rc == 2, output
     assert OTHER_TOKEN not in output and OTHER_TOKEN.partition(":")[2] not in output
@@ -125,3 +123,13 @@ def test_version(tmp_path):
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("telegram-memory-assistant ") and "Python" in proc.stdout
+
+
+def test_a_data_dir_that_is_a_file_stops_the_bot_with_one_line(bot_env, fake_telegram: FakeTelegram, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    rc, output = start({**bot_env, "DATA_DIR": str(afile)}, tmp_path)
+    assert rc == 2, output
+    assert lines(output) == [f"error: DATA_DIR {afile} is not a directory (a file is in the way): set DATA_DIR to a "
+                             "directory, or move that file away"], output  # fmt: skip
+    assert "Errno" not in output and fake_telegram.calls == []

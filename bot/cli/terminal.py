@@ -111,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /model /reset "
-        "/export /retry /quit "
+        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /model /export "
+        "/reset /retry /quit "
         "(also Ctrl-D, "
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Language of everything the chat "
@@ -163,7 +163,8 @@ def _start_checks(args: argparse.Namespace) -> tuple[str, int | None]:
     except InvalidChatId as e:
         print(text("start.error", lang, message=e), file=sys.stderr)
         return lang, 2
-    problems, notes = startup_problems(os.environ, telegram=False, lang=lang)
+    env = {**os.environ, **({"DATA_DIR": args.data_dir} if args.data_dir else {})}
+    problems, notes = startup_problems(env, telegram=False, lang=lang)
     for line in problems:
         print(text("start.error", lang, message=line), file=sys.stderr)
     for line in notes:
@@ -182,9 +183,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(version_line())
         return 0
-    from bot.claude.client import prewarm
-
-    prewarm()  # the SDK is imported from the start, while the rest starts and the user types
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,  # one-line messages only, unless -v
         format="%(levelname)s %(name)s: %(message)s",
@@ -202,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     lang, refused = _start_checks(args)
     if refused is not None:
         return refused
+    from bot.claude.client import prewarm
+
+    prewarm()  # the SDK is imported from here on, while the rest starts and the user types
     try:
         chat_id = check_chat_id(args.chat)
         settings = load_settings(need_telegram=False, dotenv=False)

@@ -176,7 +176,7 @@ def error_line(kind: str, lang: str, *, model: str, env: Mapping[str, str] | Non
 
 # -- /help laid out for the terminal's width -------------------------------------------------------
 
-_HELP_ROW = re.compile(r"^  (/\S+(?: [<\[][^>\]]*[>\]])?)\s{2,}(\S.*)$")
+_HELP_ROW = re.compile(r"^  (/\S+(?: [<\[][^>\]]*[>\]])*)\s{2,}(\S.*)$")
 
 
 def cell_width(s: str) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bot.claude.modelinfo import ModelCatalog
 from bot.doctor.base import Context, Result, check, note, ok, problem
-from bot.doctor.preflight import NOTE, Finding, findings, model_finding, read_only_fs
+from bot.doctor.preflight import NOTE, Finding, findings, model_note, read_only_fs
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
 
 # -- settings ---------------------------------------------------------------------------------
@@ -45,12 +45,9 @@ def settings_check(ctx: Context) -> Iterator[Result]:
         keys = "set (the key for that endpoint)" if key_noted else "set and well-formed"
         names = "ANTHROPIC_API_KEY is" if ctx.terminal else "TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are"
         yield ok("settings", f"{names} {keys}; model {_model_in_use(ctx)}" + ("" if ctx.terminal else f"; {mode}"))
-        if s is not None:
-            chosen = ModelCatalog(s.data_dir).selected_for(s.anthropic_model) or s.anthropic_model
-            prices = tuple(prefix for prefix, _ in s.model_prices)
-            unknown = model_finding(chosen, s.data_dir, s.anthropic_model, prices)
-            if unknown is not None:
-                yield note("settings", unknown.text("en"))
+        unknown = model_note(s) if s is not None else None
+        if unknown is not None:
+            yield note("settings", unknown.text("en"))
 
 
 def _terminal_hint(ctx: Context, finding: Finding) -> str:

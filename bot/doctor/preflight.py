@@ -20,9 +20,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bot.texts import t
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 TOKEN_RE = re.compile(r"^[0-9]{3,}:[A-Za-z0-9_-]{20,}$")
 API_KEY_RE = re.compile(r"^sk-ant-[A-Za-z0-9_-]{8,}$")
@@ -82,20 +86,6 @@ def base_url_finding(env: Mapping[str, str]) -> Finding | None:
     return None
 
 
-def model_finding(model: str, data_dir: Path, configured: str, priced: tuple[str, ...] = ()) -> Finding | None:
-    """A model name that neither the price list nor the Models API (as cached in DATA_DIR/models.json)
-    knows: most likely a typo. A note, not a refusal: a model newer than this version is not a mistake."""
-    from bot.claude.modelinfo import ModelCatalog
-    from bot.claude.pricing import PriceTable
-
-    if PriceTable().price(model) is not None or any(model.startswith(prefix) for prefix in priced):
-        return None
-    if ModelCatalog(data_dir).get(model) is not None:
-        return None
-    setting = "ANTHROPIC_MODEL" if model == configured else "/model"
-    return Finding(NOTE, "model_unknown", {"model": model, "setting": setting})
-
-
 def findings(env: Mapping[str, str], *, telegram: bool = True) -> list[Finding]:
     """The checks of the keys and the endpoint (offline); ``telegram`` False: the terminal chat, no token needed."""
     found = _key_findings(env, telegram)
@@ -111,7 +101,7 @@ def startup_problems(env: Mapping[str, str], *, telegram: bool, lang: str = "en"
     Runs the checks of ``findings``, then every other setting (``load_settings``); then, when all
     is well, whether the model in use is one a list knows.
     """
-    from bot.config import DEFAULT_MODEL, ConfigError, load_settings
+    from bot.config import ConfigError, load_settings
 
     found = findings(env, telegram=telegram)
     problems = [f.text(lang) for f in found if f.level == PROBLEM]
@@ -122,18 +112,30 @@ def startup_problems(env: Mapping[str, str], *, telegram: bool, lang: str = "en"
         settings = load_settings(env, need_telegram=telegram)
     except ConfigError as e:
         return [t("start.config", lang, detail=str(e))], notes
-    from bot.claude.modelinfo import ModelCatalog
-
-    configured = settings.anthropic_model or DEFAULT_MODEL
     try:
-        model = ModelCatalog(settings.data_dir).selected_for(configured) or configured
-        priced = tuple(prefix for prefix, _ in settings.model_prices)  # MODEL_PRICES names models too
-        unknown = model_finding(model, settings.data_dir, configured, priced)
+        unknown = model_note(settings)
     except OSError:
         unknown = None  # an unreadable DATA_DIR is said by the start itself
     if unknown is not None:
         notes.append(unknown.text(lang))
     return problems, notes
+
+
+def model_note(settings: Settings) -> Finding | None:
+    """A note when the model in use (the /model choice, else ANTHROPIC_MODEL) is a name that neither
+    the price list (MODEL_PRICES included) nor the Models API (as cached in DATA_DIR/models.json)
+    knows: most likely a typo. A note, not a refusal: a model newer than this version is no mistake."""
+    from bot.claude.modelinfo import ModelCatalog
+    from bot.claude.pricing import PriceTable
+
+    # a DATA_DIR that is not a directory (yet) has no models.json: its own message comes later
+    catalog = ModelCatalog(settings.data_dir if settings.data_dir.is_dir() else None)
+    configured = settings.anthropic_model
+    model = catalog.selected_for(configured) or configured
+    if PriceTable(settings.model_prices).price(model) is not None or catalog.get(model) is not None:
+        return None
+    setting = "ANTHROPIC_MODEL" if model == configured else "/model"
+    return Finding(NOTE, "model_unknown", {"model": model, "setting": setting})
 
 
 def data_dir_error(error: OSError, data_dir: Path, lang: str = "en") -> str:
