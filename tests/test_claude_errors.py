@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.claude.model import ModelError
 from bot.cli import texts as cli_texts
 from bot.texts import TEXTS, error_text
 from bot.tg.failures import OWNER_FIXES
@@ -20,22 +19,22 @@ from tests.conftest import TEST_OWNER
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import Error, StreamError
 from tests.fakes.telegram_server import FakeTelegram
-from tests.test_claude_current import claude
+from tests.test_claude_current import test_errors_are_classified_by_type as classified_as
 from tests.test_cli_startup import chat, chat_env  # noqa: F401 (a fixture)
 
 DOCUMENTED = [
     (Error.invalid_request(), "bad_request"),
     (Error.spend_limit(), "spend_limit"),  # 400 too, told apart by its message (the errors page)
     (Error.spend_limit(workspace=True), "spend_limit"),
-    (Error.authentication(), "auth"),
-    (Error.billing(), "billing"),
-    (Error.permission(), "permission"),
+    (Error.documented("authentication_error"), "auth"),
+    (Error.documented("billing_error"), "billing"),
+    (Error.documented("permission_error"), "permission"),
     (Error.unknown_model("claude-x"), "not_found"),
     (Error.too_large(), "too_large"),
     (Error.rate_limit(), "rate_limit"),
     (Error.spend_cap(), "spend_cap"),  # 429 too, told apart by details.error_code (the Rate limits page)
-    (Error.api_error(), "server"),
-    (Error.gateway_timeout(), "timeout"),
+    (Error.documented("api_error"), "server"),
+    (Error.documented("timeout_error"), "timeout"),
     (Error.overloaded(), "overloaded"),
     (StreamError(type="billing_error", message="billing"), "billing"),  # an error event after HTTP 200
 ]
@@ -43,11 +42,7 @@ DOCUMENTED = [
 
 @pytest.mark.parametrize(("error", "kind"), DOCUMENTED)
 async def test_each_documented_error_type_has_its_kind(fake_anthropic: FakeAnthropic, data_dir: Path, error, kind):
-    model = claude(fake_anthropic, data_dir)
-    fake_anthropic.reply(error)
-    with pytest.raises(ModelError) as e:
-        await model.complete(system=[{"type": "text", "text": "sys"}], messages=[{"role": "user", "content": "hi"}])
-    assert e.value.kind == kind
+    await classified_as(fake_anthropic, data_dir, error, kind)  # the real client, no retries
 
 
 KINDS = sorted({kind for _, kind in DOCUMENTED})
@@ -89,13 +84,13 @@ def test_telegram_a_member_sees_a_short_message_and_the_owner_is_told_once(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
 ):
     bot = start_bot()
-    fake_anthropic.reply(Error.billing())
+    fake_anthropic.reply(Error.documented("billing_error"))
     fake_telegram.send_text(MEMBER, "안녕")
     assert fake_telegram.wait_sent(MEMBER) == [error_text("billing", "ko")]
     told = fake_telegram.wait_sent(TEST_OWNER)
     assert told == [error_text("billing", "ko", where="owner")]
     # the same failure again: the member is answered, the owner is not told twice within the hour
-    fake_anthropic.reply(Error.billing(), Error.spend_cap())
+    fake_anthropic.reply(Error.documented("billing_error"), Error.spend_cap())
     fake_telegram.send_text(MEMBER, "다시")
     assert fake_telegram.wait_sent(MEMBER, 2)[-1] == error_text("billing", "ko")
     fake_telegram.send_text(MEMBER, "또")
@@ -106,7 +101,7 @@ def test_telegram_a_member_sees_a_short_message_and_the_owner_is_told_once(
     fake_telegram.send_text(MEMBER, "하나 더")
     assert fake_telegram.wait_sent(MEMBER, 4)[-1] == error_text("overloaded", "ko")
     # the owner asking in a private chat is told what to fix right there
-    fake_anthropic.reply(Error.permission())
+    fake_anthropic.reply(Error.documented("permission_error"))
     fake_telegram.send_text(TEST_OWNER, "안녕", language_code="en")
     shown = fake_telegram.wait_sent(TEST_OWNER, 3)[-1]
     assert shown == error_text("permission", "en", where="owner", model="claude-sonnet-5-5")
@@ -114,7 +109,9 @@ def test_telegram_a_member_sees_a_short_message_and_the_owner_is_told_once(
     assert bot.stop() == 0
 
 
-@pytest.mark.parametrize(("error", "kind"), [(Error.billing(), "billing"), (Error.spend_limit(), "spend_limit")])
+@pytest.mark.parametrize(
+    ("error", "kind"), [(Error.documented("billing_error"), "billing"), (Error.spend_limit(), "spend_limit")]
+)
 def test_the_terminal_names_what_to_do_without_admin_or_retry(
     chat_env,  # noqa: F811 (the fixture imported above)
     tmp_path,

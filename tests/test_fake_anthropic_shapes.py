@@ -51,7 +51,7 @@ def test_the_error_body_has_the_documented_shape(fake_anthropic: FakeAnthropic):
     assert data["type"] == "error" and data["request_id"].startswith("req_")
     assert data["error"]["type"] == "rate_limit_error"
     assert data["error"]["details"] == {"error_code": "enforced_spend_limit_reached"}
-    fake_anthropic.reply(Error.billing())
+    fake_anthropic.reply(Error.documented("billing_error"))
     response = post(fake_anthropic, {})
     assert response.status_code == 402 and response.json()["error"]["type"] == "billing_error"
 

@@ -120,29 +120,24 @@ class Error:
         )
 
     @classmethod
-    def authentication(cls) -> Error:
-        return cls(401, "authentication_error", "invalid x-api-key")
-
-    @classmethod
-    def billing(cls) -> Error:
-        return cls(402, "billing_error", "There's an issue with your billing or payment information.")
-
-    @classmethod
-    def permission(cls) -> Error:
-        return cls(403, "permission_error", "Your API key does not have permission to use the specified resource.")
+    def documented(cls, kind: str) -> Error:
+        """The error of type ``kind`` with its status (``DOCUMENTED_ERRORS``)."""
+        status, message = DOCUMENTED_ERRORS[kind]
+        return cls(status, kind, message)
 
     @classmethod
     def rate_limit(cls, retry_after: int = 1) -> Error:
         return cls(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
                    headers={"retry-after": str(retry_after)})  # fmt: skip
 
-    @classmethod
-    def api_error(cls) -> Error:
-        return cls(500, "api_error", "Internal server error")
 
-    @classmethod
-    def gateway_timeout(cls) -> Error:
-        return cls(504, "timeout_error", "Request timeout")
+DOCUMENTED_ERRORS = {  # error.type -> (HTTP status, message): the Claude API errors page
+    "authentication_error": (401, "invalid x-api-key"),
+    "billing_error": (402, "There's an issue with your billing or payment information."),
+    "permission_error": (403, "Your API key does not have permission to use the specified resource."),
+    "api_error": (500, "Internal server error"),
+    "timeout_error": (504, "Request timeout"),
+}
 
 
 @dataclass
