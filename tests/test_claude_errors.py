@@ -110,17 +110,21 @@ def test_telegram_a_member_sees_a_short_message_and_the_owner_is_told_once(
 
 
 @pytest.mark.parametrize(
-    ("error", "kind"), [(Error.documented("billing_error"), "billing"), (Error.spend_limit(), "spend_limit")]
-)
+    ("error", "kind", "model"),
+    [(Error.documented("billing_error"), "billing", "claude-sonnet-5-5"),  # the default model
+     (Error.spend_limit(), "spend_limit", "claude-haiku-5-5")],  # and another family
+)  # fmt: skip
 def test_the_terminal_names_what_to_do_without_admin_or_retry(
     chat_env,  # noqa: F811 (the fixture imported above)
     tmp_path,
     fake_anthropic: FakeAnthropic,
     error,
     kind,
+    model,
 ):
     fake_anthropic.reply(error)
-    rc, out, err = chat(chat_env, tmp_path / "w", "hello\n")
+    rc, out, err = chat({**chat_env, "ANTHROPIC_MODEL": model}, tmp_path / "w", "hello\n")
+    assert fake_anthropic.requests[-1]["model"] == model
     lines = [x for x in err.splitlines() if x.strip()]
     assert lines[-1].endswith(error_text(kind, "en", where="terminal")), err
     assert "/retry" not in lines[-1] and "admin" not in lines[-1] and "bad request" not in err.lower()
