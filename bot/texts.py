@@ -670,8 +670,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Add the words to look for, e.g. /search lock code",
     },
     "search.none": {
-        "ko": "🔎 '{query}' 에 맞는 지난 대화를 찾지 못했어요.",
-        "en": "🔎 Nothing in the earlier conversations matches '{query}'.",
+        "ko": "🔎 '{query}' — 관련된 지난 대화를 찾지 못했어요. 그 말이 나오거나 뜻이 가까운 메시지가 없어요.",
+        "en": "🔎 Nothing related to '{query}' was found in the earlier conversations: no message uses those "
+        "words or means anything close.",
     },
     "search.header": {
         "ko": "🔎 '{query}' — 지난 대화에서 찾은 {n}개 (관련 높은 순):",
