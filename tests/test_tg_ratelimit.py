@@ -449,11 +449,12 @@ async def test_varying_delays_never_put_31_in_one_second_at_telegrams_end(seed):
 async def test_a_steady_round_trip_costs_a_message_one_second_not_one_plus_the_round_trip():
     clock = VirtualTime()
     limiter = FloodLimiter(clock=clock, call_later=clock.call_later)
-    telegram = FarTelegram(clock, limiter, lambda i: 0.25, way_back=0.05)  # 300 ms, always the same
+    telegram = FarTelegram(clock, limiter, lambda i: 0.25, way_back=0.05)  # 300 ms away, always the same
     tasks = [telegram.send(10_000 + i) for i in range(330)]
     await clock.advance(10.5)
-    # 30 a second at Telegram's end: 330 in ~10 s (counted until a second after each answer: 30 / 1.3 s, ~250)
-    assert len(telegram.received) >= 320
+    # strict until the path is known (50 round trips), then a second + 20% of the 300 ms each: 300 in 10.5 s
+    # (counted until a second after each answer, 30 per 1.3 s: 240)
+    assert len(telegram.received) >= 295
     assert telegram.busiest_second() <= 30
-    await clock.advance(1.0)
+    await clock.advance(2.0)
     await done(asyncio.gather(*tasks))
