@@ -13,26 +13,43 @@ a Telegram 100 ms away, 24 at 250 ms, although most of that time is distance, th
 message, which cannot put two messages closer together at Telegram's end than they were sent.
 
 So the window counts a message from the moment it is sent, for as long as it is in flight, and
-once answered until ``a + 1 s − f``, where ``f`` is the fastest round trip of the last
-``FLOOR_SECONDS`` (``RoundTrips``). A message then costs one second plus what its round trip took
-*beyond the fastest* — its jitter — instead of one second plus the whole round trip.
+once answered until ``a + 1 s − share × f``, where ``f`` is the fastest round trip of the last
+``FLOOR_SECONDS`` (``RoundTrips``, trusted from ``FLOOR_SAMPLES`` answers on; before that, the
+strict reading) and ``share`` is ``FLOOR_SHARE``. A message then costs one second plus what its
+round trip took *beyond the fastest* (its jitter) plus a fifth of the fastest, instead of one
+second plus its whole round trip.
 
 Why that is safe. Take any message ``i`` received in the same second as a later-sent message ``n``
 (``r_n − r_i < 1``). ``i`` reached Telegram at ``r_i ≤ a_i − back_i``, ``n`` at ``r_n ≥ s_n +
 there_n``, so ``s_n < a_i + 1 − (back_i + there_n)``. The fastest round trip ``f`` was one way there
 plus one way back; if it had both at their fastest — a quiet moment, which is what makes it the
-fastest — then ``back_i + there_n ≥ f`` and ``s_n < a_i + 1 − f``: ``i`` was still counted (in flight,
-or within ``a_i + 1 − f``) when ``n`` was sent. The window let ``n`` go only with fewer than the limit
-counted, so fewer than the limit others share a second with it at Telegram's end. The one thing
-assumed is that no way there or back is faster than it was in the fastest round trip; a path that
-got faster is measured at once (the floor is the minimum, so a faster round trip lowers it — which
-only makes later messages cost more), and a slower path keeps the old floor for ``FLOOR_SECONDS``,
-which is on the safe side too.
+fastest — then ``back_i + there_n ≥ f ≥ share × f``, so ``s_n < a_i + 1 − share × f``: ``i`` was
+still counted (in flight, or within ``a_i + 1 − share × f``) when ``n`` was sent. The window let ``n``
+go only with fewer than the limit counted, so fewer than the limit others share a second with it
+at Telegram's end.
+
+What is assumed, and what covers it:
+
+- No way there or back is faster than in the fastest round trip seen. A minimum over a sample is
+  above the true one (the more, the fewer round trips it has seen, and the more they vary): hence
+  the share (80 %: a fifth of the fastest round trip is still charged) and the 50 answers before
+  the floor is used at all. In virtual time (the harness of ``tests/test_tg_ratelimit.py``, 450
+  messages queued at once), a way there varying by a half-normal 50–300 ms or a uniform 0–300 ms,
+  with ways back of 10–200 ms, never put 31 in a second in 30 runs of each case; leaving the whole
+  fastest round trip uncharged did in 3–9 runs of 30, 90 % of it in 1.
+- A path that gets faster (a shorter route) is the risk, for about one round trip: its first
+  faster answer lowers the floor, which only makes later messages cost more. A path that gets
+  slower keeps the old floor for ``FLOOR_SECONDS``, which is on the safe side.
+- If it is ever wrong, Telegram answers 429: the message is sent again after ``retry_after``, and
+  429s from several chats at once lower the rate (see ``bot/tg/ratelimit.py``).
 
 What it does not save: a round trip that *varies* is charged in full, because a message delayed
 on its way can land next to one sent a second later. On loopback (the tests' fake Telegram) the
 fastest round trip is a millisecond and nearly all of the round trip is variation (the bot's and
-the fake's own queues), so there the rule costs what the strict one does.
+the fake's own queues), so there the rule costs what the strict one does. Charging less than the
+variation was tried (a margin of 4 mean deviations, as TCP's RFC 6298 sizes its retransmission
+timer): on a loaded machine (load 8) it let slow spells of the way there end in bunches, 48 429s in one
+benchmark run (``bench/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -44,7 +61,7 @@ from collections import deque
 EPS = 1e-6
 FLOOR_SECONDS = 10.0  # the fastest round trip is taken over this long (as BBR's min_rtt filter)
 FLOOR_SAMPLES = 50  # and trusted only with at least this many round trips in that time (else 0: strict)
-FLOOR_SHARE = 0.8  # of the fastest round trip left uncharged: the rest covers how far the minimum seen may be off
+FLOOR_SHARE = 0.8  # of the fastest round trip left uncharged; the rest covers how far the minimum seen may be off
 
 
 class Bucket:
