@@ -14,6 +14,7 @@ question to its first visible text (the first draft) at low load, with the model
 
     python -m bench.throughput                         # this checkout
     python -m bench.throughput --baseline /work/main   # also another checkout, for the ratios new/old
+    python -m bench.throughput --busy 2                # on a loaded machine: two busy loops meanwhile
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import os
 import random
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +31,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,13 @@ class Recording(FakeTelegram):
         self.done = threading.Event()
         self.warm = threading.Event()  # the warm-up question was answered
         self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
+
+    def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        # The fake writes an answer's head and body in two sends; with Nagle's algorithm the body then
+        # waits for the bot's delayed ACK, up to 40 ms on loopback: half the answers took 40+ ms to
+        # come back, a cost Telegram's servers do not add (and the limiter charges the round trip).
+        request.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().handle(request, method)
 
     def _seen(self, chat_id: int) -> None:
         if chat_id == WARM_UP_CHAT:
@@ -266,11 +276,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--preview-chats", type=int, default=3)
     ap.add_argument("--preview-rounds", type=int, default=3)
+    ap.add_argument("--busy", type=int, default=0, help="busy loops (`yes > /dev/null`) running meanwhile")
     args = ap.parse_args(argv)
+    busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(args.busy)]
+    try:
+        return measure(args)
+    finally:
+        for loop in busy:  # stopped by their own pids
+            loop.kill()
+            loop.wait()
+
+
+def measure(args: argparse.Namespace) -> int:
 
     codes = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     ideal = args.chats * args.messages / PER_SECOND
-    print(f"cores: {os.cpu_count()}, load: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    busy = f", {args.busy} busy loops running" if args.busy else ""
+    print(f"cores: {os.cpu_count()}, load: {', '.join(f'{x:.2f}' for x in os.getloadavg())}{busy}")
     print(f"{args.chats} chats × {args.messages} messages queued at once; Telegram: {PER_SECOND}/s in all")
     print(f"ideal: {args.chats * args.messages} replies / {PER_SECOND} per s = {ideal:.1f} s\n")
 
@@ -313,10 +335,14 @@ def main(argv: list[str] | None = None) -> int:
             row += f"{med / statistics.median(base):>13.2f}" if base else ""
         print(row)
 
-    this = loads[("this", args.latency)]
-    ok = this.finals == this.expected and this.in_order and this.seconds <= ideal * 1.05
+    ok = all(
+        run.finals == run.expected and run.in_order and run.seconds <= ideal * 1.05 and sum(run.refused.values()) <= 5
+        for (name, _), run in loads.items()
+        if name == "this"
+    )
     ok = ok and bool(previews["this"].first_preview) and max(previews["this"].first_preview) < 1.5
-    print(f"\nthis checkout {'meets' if ok else 'MISSES'} the target (≤ 1.05× ideal, all in order, first text < 1.5 s)")
+    target = "≤ 1.05× ideal with either model, all in order, ≤ 5 429s, first text < 1.5 s"
+    print(f"\nthis checkout {'meets' if ok else 'MISSES'} the target ({target})")
     return 0 if ok else 1
 
 
