@@ -8,7 +8,9 @@ until every final reply was delivered (each chat's replies checked to be in orde
 starts once the bot has answered one warm-up question from another chat (a ready bot; start-up is
 measured by ``bench/startup.py``).
 
-The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. Also measured:
+The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. ``then /s`` is
+the final replies a second from the first to the last: the limiter's own rate, without the time
+the bot took to have a first answer (which a loaded machine stretches most). Also measured:
 the same load with the model answering at once (what the bot itself costs), and the time from a
 question to its first visible text (the first draft) at low load, with the model streaming at once.
 
@@ -59,6 +61,7 @@ class Recording(FakeTelegram):
         self.finals = 0
         self.expected = 0
         self.first_final = 0.0
+        self.last_final = 0.0
         self.done = threading.Event()
         self.warm = threading.Event()  # the warm-up question was answered
         self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
@@ -89,6 +92,7 @@ class Recording(FakeTelegram):
                 if result["text"].startswith("Answer to "):
                     self.finals += 1
                     self.first_final = self.first_final or time.monotonic()
+                    self.last_final = time.monotonic()
                     if self.finals >= self.expected:
                         self.done.set()
         return result
@@ -111,6 +115,7 @@ class Run:
     refused_by: dict[str, int]
     calls: dict[str, int]
     first_reply: float = 0.0  # seconds from queueing to the first final reply
+    pace: float = 0.0  # final replies a second from the first to the last (the limiter's own rate)
     first_preview: list[float] = field(default_factory=list)
     slowed: int = 0
 
@@ -219,10 +224,12 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
         first = tg.first_final - started if tg.first_final else float("nan")
+        spell = tg.last_final - tg.first_final
+        pace = (tg.finals - 1) / spell if spell > 0 else float("nan")
         flood = tg.flood
         return Run(
             label, seconds, tg.finals, tg.expected, in_order, dict(flood.refused), dict(flood.refused_by), calls, first,
-            slowed=slowed,
+            pace=pace, slowed=slowed,
         )  # fmt: skip
 
 
@@ -306,11 +313,12 @@ def measure(args: argparse.Namespace) -> int:
         print(f"  running {name}, first preview ({code}) …", file=sys.stderr, flush=True)
         previews[name] = preview_run(code, name, args.preview_chats, args.preview_rounds)
 
-    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'replies':>10}{'in order':>10}{'429s':>7}"
+    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'then /s':>9}{'replies':>10}{'in order':>10}"
+    head += f"{'429s':>7}"
     print(head + f"{'previews':>10}{'actions':>9}" + ("   × baseline" if args.baseline else ""))
     for (name, latency), run in loads.items():
         row = (
-            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}"
+            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}{run.pace:>9.1f}"
             f"{f'{run.finals}/{run.expected}':>10}"
             f"{'yes' if run.in_order else 'NO':>10}{sum(run.refused.values()):>7}"
             f"{run.calls.get('sendMessageDraft', 0):>10}{run.calls.get('sendChatAction', 0):>9}"
