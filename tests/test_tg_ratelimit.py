@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from telegram.error import RetryAfter
 
+from bot.tg.budget import RoundTrips
 from bot.tg.ratelimit import BestEffort, Dropped, FloodLimiter, Limits
 from tests.fakes.telegram_server import FloodControl
 
@@ -460,3 +461,19 @@ async def test_a_steady_round_trip_costs_a_message_one_second_not_one_plus_the_r
     assert telegram.flood.refused == {}
     await clock.advance(2.0)
     await done(asyncio.gather(*tasks))
+
+
+def test_the_floor_is_the_fastest_round_trip_of_the_last_ten_seconds_once_known():
+    trips = RoundTrips()
+    for i in range(49):
+        trips.add(0.1 + i / 1000, now=i * 0.01)
+    assert trips.floor == 0  # 49 answers: not yet a sign of the path's floor (the strict reading)
+    trips.add(0.2, now=0.5)
+    assert trips.floor == pytest.approx(0.1)  # the fastest of the 50
+    trips.add(0.05, now=1.0)
+    assert trips.floor == pytest.approx(0.05)  # a faster path lowers it at once
+    for i in range(60):
+        trips.add(0.3, now=5.0 + i * 0.1)  # slower from here on: the old floor stays 10 s
+    assert trips.floor == pytest.approx(0.05)
+    trips.add(0.3, now=11.0)
+    assert trips.floor == pytest.approx(0.3)  # then the floor of the last 10 s
