@@ -8,12 +8,15 @@ until every final reply was delivered (each chat's replies checked to be in orde
 starts once the bot has answered one warm-up question from another chat (a ready bot; start-up is
 measured by ``bench/startup.py``).
 
-The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. Also measured:
+The ideal is (final replies) / 30 per second: Telegram's budget is the bottleneck. ``then /s`` is
+the final replies a second from the first to the last: the limiter's own rate, without the time
+the bot took to have a first answer (which a loaded machine stretches most). Also measured:
 the same load with the model answering at once (what the bot itself costs), and the time from a
 question to its first visible text (the first draft) at low load, with the model streaming at once.
 
     python -m bench.throughput                         # this checkout
     python -m bench.throughput --baseline /work/main   # also another checkout, for the ratios new/old
+    python -m bench.throughput --busy 2                # on a loaded machine: two busy loops meanwhile
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import os
 import random
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +61,17 @@ class Recording(FakeTelegram):
         self.finals = 0
         self.expected = 0
         self.first_final = 0.0
+        self.last_final = 0.0
         self.done = threading.Event()
         self.warm = threading.Event()  # the warm-up question was answered
         self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
+
+    def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        # The fake writes an answer's head and body in two sends; with Nagle's algorithm the body then
+        # waits for the bot's delayed ACK, up to 40 ms on loopback: half the answers took 40+ ms to
+        # come back, a cost Telegram's servers do not add (and the limiter charges the round trip).
+        request.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().handle(request, method)
 
     def _seen(self, chat_id: int) -> None:
         if chat_id == WARM_UP_CHAT:
@@ -79,6 +92,7 @@ class Recording(FakeTelegram):
                 if result["text"].startswith("Answer to "):
                     self.finals += 1
                     self.first_final = self.first_final or time.monotonic()
+                    self.last_final = time.monotonic()
                     if self.finals >= self.expected:
                         self.done.set()
         return result
@@ -101,6 +115,7 @@ class Run:
     refused_by: dict[str, int]
     calls: dict[str, int]
     first_reply: float = 0.0  # seconds from queueing to the first final reply
+    pace: float = 0.0  # final replies a second from the first to the last (the limiter's own rate)
     first_preview: list[float] = field(default_factory=list)
     slowed: int = 0
 
@@ -209,10 +224,12 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
         first = tg.first_final - started if tg.first_final else float("nan")
+        spell = tg.last_final - tg.first_final
+        pace = (tg.finals - 1) / spell if spell > 0 else float("nan")
         flood = tg.flood
         return Run(
             label, seconds, tg.finals, tg.expected, in_order, dict(flood.refused), dict(flood.refused_by), calls, first,
-            slowed=slowed,
+            pace=pace, slowed=slowed,
         )  # fmt: skip
 
 
@@ -266,11 +283,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--preview-chats", type=int, default=3)
     ap.add_argument("--preview-rounds", type=int, default=3)
+    ap.add_argument("--busy", type=int, default=0, help="busy loops (`yes > /dev/null`) running meanwhile")
     args = ap.parse_args(argv)
+    busy = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(args.busy)]
+    try:
+        return measure(args)
+    finally:
+        for loop in busy:  # stopped by their own pids
+            loop.kill()
+            loop.wait()
+
+
+def measure(args: argparse.Namespace) -> int:
 
     codes = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     ideal = args.chats * args.messages / PER_SECOND
-    print(f"cores: {os.cpu_count()}, load: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    busy = f", {args.busy} busy loops running" if args.busy else ""
+    print(f"cores: {os.cpu_count()}, load: {', '.join(f'{x:.2f}' for x in os.getloadavg())}{busy}")
     print(f"{args.chats} chats × {args.messages} messages queued at once; Telegram: {PER_SECOND}/s in all")
     print(f"ideal: {args.chats * args.messages} replies / {PER_SECOND} per s = {ideal:.1f} s\n")
 
@@ -284,11 +313,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  running {name}, first preview ({code}) …", file=sys.stderr, flush=True)
         previews[name] = preview_run(code, name, args.preview_chats, args.preview_rounds)
 
-    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'replies':>10}{'in order':>10}{'429s':>7}"
+    head = f"{'run':<24}{'seconds':>9}{'× ideal':>9}{'1st reply':>11}{'then /s':>9}{'replies':>10}{'in order':>10}"
+    head += f"{'429s':>7}"
     print(head + f"{'previews':>10}{'actions':>9}" + ("   × baseline" if args.baseline else ""))
     for (name, latency), run in loads.items():
         row = (
-            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}"
+            f"{run.label:<24}{run.seconds:>9.1f}{run.seconds / ideal:>9.2f}{run.first_reply:>11.2f}{run.pace:>9.1f}"
             f"{f'{run.finals}/{run.expected}':>10}"
             f"{'yes' if run.in_order else 'NO':>10}{sum(run.refused.values()):>7}"
             f"{run.calls.get('sendMessageDraft', 0):>10}{run.calls.get('sendChatAction', 0):>9}"
@@ -313,10 +343,14 @@ def main(argv: list[str] | None = None) -> int:
             row += f"{med / statistics.median(base):>13.2f}" if base else ""
         print(row)
 
-    this = loads[("this", args.latency)]
-    ok = this.finals == this.expected and this.in_order and this.seconds <= ideal * 1.05
+    ok = all(
+        run.finals == run.expected and run.in_order and run.seconds <= ideal * 1.05 and sum(run.refused.values()) <= 5
+        for (name, _), run in loads.items()
+        if name == "this"
+    )
     ok = ok and bool(previews["this"].first_preview) and max(previews["this"].first_preview) < 1.5
-    print(f"\nthis checkout {'meets' if ok else 'MISSES'} the target (≤ 1.05× ideal, all in order, first text < 1.5 s)")
+    target = "≤ 1.05× ideal with either model, all in order, ≤ 5 429s, first text < 1.5 s"
+    print(f"\nthis checkout {'meets' if ok else 'MISSES'} the target ({target})")
     return 0 if ok else 1
 
 

@@ -4,12 +4,15 @@ what they must. Time is virtual: the limiter's clock and timer are injected, and
 import asyncio
 import heapq
 import itertools
+import random
 from datetime import timedelta
 
 import pytest
 from telegram.error import RetryAfter
 
+from bot.tg.budget import RoundTrips
 from bot.tg.ratelimit import BestEffort, Dropped, FloodLimiter, Limits
+from tests.fakes.telegram_server import FloodControl
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # RetryAfter(...)
 
@@ -105,6 +108,11 @@ def make(**limits) -> tuple[VirtualTime, FloodLimiter, Wire]:
 
 
 def retry_after(seconds: int) -> RetryAfter:
+    return RetryAfter(timedelta(seconds=seconds))
+
+
+def retry_after_s(seconds: float) -> RetryAfter:
+    """A 429 asking for less than a second (Telegram's are whole seconds; this puts several in one)."""
     return RetryAfter(timedelta(seconds=seconds))
 
 
@@ -337,13 +345,25 @@ async def test_a_message_counts_until_a_second_after_its_answer():
     await done(later)
 
 
-async def test_a_429_in_one_chat_does_not_lower_the_global_rate():
-    clock, limiter, wire = make(per_second=30)
-    wire.fail["a"] = [retry_after(1), retry_after(1)]
+async def test_three_429s_in_one_chat_within_a_second_leave_the_global_rate_alone():
+    clock, limiter, wire = make(per_second=30, private_burst=5)
+    wire.fail["a"] = [retry_after_s(0.3)] * 3  # that chat's own limit, three times within 0.6 s
     task = wire.call("sendMessage", PRIVATE, "a")
-    await clock.advance(3.0)
-    assert await done(task) is True and wire.tags() == ["a", "a", "a"]
-    assert limiter.rate == 30
+    await clock.advance(0.65)
+    assert wire.at("a") == pytest.approx([0.0, 0.3, 0.6])
+    assert limiter.stats["retry_after"] == 3 and limiter.rate == 30  # distinct chats count, not 429s
+    await clock.advance(0.3)
+    assert await done(task) is True and wire.at("a")[-1] == pytest.approx(0.9)
+
+
+async def test_429s_from_two_chats_within_a_second_do_not_lower_the_global_rate():
+    clock, limiter, wire = make(per_second=30, private_burst=5)
+    wire.fail["a"], wire.fail["b"] = [retry_after_s(0.2)] * 2, [retry_after_s(0.2)]
+    tasks = [wire.call("sendMessage", PRIVATE, "a"), wire.call("sendMessage", OTHER, "b")]
+    await clock.advance(0.5)  # three 429s within 0.2 s, from two chats only
+    assert wire.tags() == ["a", "b", "a", "b", "a"]
+    assert limiter.stats["retry_after"] == 3 and limiter.rate == 30
+    assert await done(asyncio.gather(*tasks)) == [True, True]
 
 
 async def test_a_final_is_given_up_after_max_retries():
@@ -381,3 +401,79 @@ async def test_a_preview_waits_for_its_chats_request_in_flight_without_spinning(
     wire.hold["final"].set()
     await settle()
     assert await done(preview) is True and wire.tags() == ["final", "next answer's preview"]
+
+
+class FarTelegram:
+    """Telegram at a distance: it receives the i-th request ``way_there(i)`` seconds after it was sent and
+    answers ``way_back`` seconds later, in virtual time. It counts what it receives with the fake
+    Telegram's strict flood control (never 31 in any one second) and answers 429 beyond it."""
+
+    def __init__(self, clock: VirtualTime, limiter: FloodLimiter, way_there, way_back: float) -> None:
+        self.clock, self.limiter = clock, limiter
+        self.way_there, self.way_back = way_there, way_back
+        self.flood = FloodControl(clock=clock, strict=True)
+        self.received: list[float] = []
+        self._count = itertools.count()
+
+    async def _after(self, seconds: float) -> None:
+        event = asyncio.Event()
+        self.clock.call_later(seconds, event.set)
+        await event.wait()
+
+    def send(self, chat_id: int) -> asyncio.Task:
+        async def callback():
+            await self._after(self.way_there(next(self._count)))
+            wait = self.flood.check("sendMessage", chat_id)
+            if not wait:
+                self.received.append(self.clock.now)
+            await self._after(self.way_back)
+            if wait:
+                raise retry_after(wait)
+            return True
+
+        data = {"chat_id": chat_id}
+        return asyncio.create_task(self.limiter.process_request(callback, (), {}, "sendMessage", data, None))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_varying_delays_never_put_31_in_one_second_at_telegrams_end(seed):
+    clock = VirtualTime()
+    limiter = FloodLimiter(clock=clock, call_later=clock.call_later)
+    rng = random.Random(seed)
+    delays = [0.02 + abs(rng.gauss(0, 0.1)) for _ in range(450)]  # the way there: 20 ms, mostly +0–250 ms more
+    telegram = FarTelegram(clock, limiter, lambda i: delays[i], way_back=0.01)
+    tasks = [telegram.send(10_000 + i) for i in range(450)]
+    await clock.advance(20.0)
+    assert telegram.flood.refused == {}  # messages sent later overtake earlier ones: still never 31 in a second
+    assert len(telegram.received) == 450
+    await done(asyncio.gather(*tasks))
+
+
+async def test_a_steady_round_trip_costs_a_message_one_second_not_one_plus_the_round_trip():
+    clock = VirtualTime()
+    limiter = FloodLimiter(clock=clock, call_later=clock.call_later)
+    telegram = FarTelegram(clock, limiter, lambda i: 0.25, way_back=0.05)  # 300 ms away, always the same
+    tasks = [telegram.send(10_000 + i) for i in range(330)]
+    await clock.advance(10.5)
+    # strict until the path is known (50 round trips), then a second + 20% of the 300 ms each: 300 in 10.5 s
+    # (counted until a second after each answer, 30 per 1.3 s: 240)
+    assert len(telegram.received) >= 295
+    assert telegram.flood.refused == {}
+    await clock.advance(2.0)
+    await done(asyncio.gather(*tasks))
+
+
+def test_the_floor_is_the_fastest_round_trip_of_the_last_ten_seconds_once_known():
+    trips = RoundTrips()
+    for i in range(49):
+        trips.add(0.1 + i / 1000, now=i * 0.01)
+    assert trips.floor == 0  # 49 answers: not yet a sign of the path's floor (the strict reading)
+    trips.add(0.2, now=0.5)
+    assert trips.floor == pytest.approx(0.1)  # the fastest of the 50
+    trips.add(0.05, now=1.0)
+    assert trips.floor == pytest.approx(0.05)  # a faster path lowers it at once
+    for i in range(60):
+        trips.add(0.3, now=5.0 + i * 0.1)  # slower from here on: the old floor stays 10 s
+    assert trips.floor == pytest.approx(0.05)
+    trips.add(0.3, now=11.0)
+    assert trips.floor == pytest.approx(0.3)  # then the floor of the last 10 s

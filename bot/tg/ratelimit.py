@@ -22,11 +22,13 @@ sees every request with its endpoint and chat:
   chat's own limit, or requests that arrived bunched up), and the global rate is then
   lowered (×0.8), and raised back by a tenth every ``RECOVER_EVERY`` seconds without a 429 (full
   rate again about two seconds after the last one).
-- **The global budget is a sliding window in its strictest reading** (``Window``): at most
-  ``per_second`` messages in any one second, where a message counts from the moment it is sent
-  until one second after Telegram's answer came back (Telegram saw it somewhere in between), so
-  no second at Telegram's end ever holds more, however the requests were delayed on the way; and
-  there is no idle burst on top, so a burst never provokes 429s and then needs slowing down.
+- **The global budget is a sliding window** (``Window`` in ``bot/tg/budget.py``, which says why it
+  is safe): at most ``per_second`` messages in any one second at Telegram's end. A message counts
+  from the moment it is sent, for as long as it is in flight, and once answered until one second
+  after the answer *less 80 % of the fastest round trip of the last 10 s* — it costs a second plus
+  its round trip's jitter, not a second plus the whole round trip (the distance to Telegram is not
+  charged). There is no idle burst on top, so a burst never provokes 429s and then needs slowing
+  down.
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
 Chat actions ("typing…") are not messages: they have a budget of their own and are never queued
@@ -51,9 +53,10 @@ from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.tg.budget import Bucket, Window
+
 log = logging.getLogger(__name__)
 
-EPS = 1e-6
 GLOBAL_SIGNAL = 1.0  # seconds: 429s from GLOBAL_CHATS chats this close together mean the global limit
 GLOBAL_CHATS = 3
 RECOVER_EVERY = 1.0  # seconds without a 429 for each step (a tenth of the full rate) back up
@@ -83,74 +86,6 @@ class BestEffort:
 
 class Dropped(TelegramError):
     """A best-effort call was not sent: no spare capacity in time, stale, or paused by a 429."""
-
-
-class Bucket:
-    """A token bucket: ``burst`` calls at once, refilled at ``rate`` per second."""
-
-    def __init__(self, rate: float, burst: float, now: float) -> None:
-        self.rate = rate
-        self.burst = burst
-        self._level = burst
-        self._at = now
-
-    def level(self, now: float) -> float:
-        if now > self._at:
-            self._level = min(self.burst, self._level + (now - self._at) * self.rate)
-            self._at = now
-        return self._level
-
-    def has(self, need: float, now: float) -> bool:
-        return self.level(now) >= need - EPS
-
-    def take(self, now: float) -> None:
-        self._level = self.level(now) - 1
-
-    def wait(self, need: float, now: float) -> float:
-        """Seconds until the level reaches ``need`` (0 if it has)."""
-        missing = need - self.level(now)
-        return 0.0 if missing <= EPS else missing / self.rate + EPS
-
-
-class Window:
-    """At most ``limit`` messages in any ``period`` seconds, in the strictest reading.
-
-    A message counts from ``take`` (sent) until ``period`` seconds after ``done`` (answered): Telegram
-    received it somewhere in between. So for any second at Telegram's end, every message received in
-    it was counted when the last of them was sent: never more than ``limit``.
-    """
-
-    def __init__(self, limit: float, period: float = 1.0) -> None:
-        self.limit = limit
-        self.period = period
-        self.in_flight = 0
-        self._done: deque[float] = deque()  # answer times within the last period, oldest first
-
-    def level(self, now: float) -> float:
-        """Messages that may be sent now."""
-        while self._done and self._done[0] <= now - self.period:
-            self._done.popleft()
-        return self.limit - self.in_flight - len(self._done)
-
-    def has(self, need: float, now: float) -> bool:
-        return self.level(now) >= need - EPS
-
-    def take(self, now: float) -> None:
-        self.in_flight += 1
-
-    def done(self, now: float) -> None:
-        self.in_flight = max(0, self.in_flight - 1)
-        self._done.append(now)
-
-    def wait(self, need: float, now: float) -> float:
-        """Seconds until the level reaches ``need``: 0 if it has, inf while that depends on answers to come."""
-        missing = need - self.level(now)
-        if missing <= EPS:
-            return 0.0
-        k = math.ceil(missing - EPS)
-        if k > len(self._done):
-            return math.inf  # the pump runs again when a request in flight is answered
-        return self._done[k - 1] + self.period - now + EPS
 
 
 @dataclass(frozen=True)
@@ -192,7 +127,7 @@ class _Chat:
 
 
 class _Request:
-    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "seq")
+    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "sent_at", "seq")
 
     def __init__(
         self, kind: str, chat: _Chat, endpoint: str, seq: int, deadline: float, args: BestEffort | None
@@ -204,6 +139,7 @@ class _Request:
         self.deadline = deadline
         self.args = args
         self.granted = False
+        self.sent_at = 0.0  # when it was last let go
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -340,7 +276,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
     def _release(self, request: _Request) -> None:
         if request.granted and request.kind != "action":
             request.chat.busy = False
-            self._global.done(self._clock())
+            self._global.done(request.sent_at, self._clock())
         request.granted = False
         self._pump()
 
@@ -356,6 +292,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         if request.args is not None:
             request.args.sent = True
         request.granted = True
+        request.sent_at = now
         self.stats[request.kind] += 1
         request.future.set_result(None)
 
