@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.core.prompt import build_system, mark_question, turn_message
+from bot.core.prompt import build_system, mark_question, turn_message, with_quoted_recall
 from bot.core.question import ChatId, Question
 from bot.core.toolloop import api_message
 from memory.facts import Change, Fact, FactStore
@@ -92,9 +92,10 @@ class ChatMemory:
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
 
-        The time line and related memories go at the end of the system prompt, or with
-        ``system_messages`` in a mid-conversation system message after the question (then the
-        system prompt stays the same all conversation long, and the turns before are cached).
+        The time line goes at the end of the system prompt, or with ``system_messages`` in a
+        mid-conversation system message after the question (then the system prompt stays the same
+        all conversation long, and the turns before are cached). Related memories are data: they go
+        in the question's user turn, after the question, quoted (bot/core/prompt.py).
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
@@ -105,19 +106,18 @@ class ChatMemory:
         if first_verbatim is None:
             first_verbatim = stored[-1][OFFSET] if stored and not window else None
         related = self._related(chat_id, question.text, now, first_verbatim)
-        volatile = [related] if related else []
         system = build_system(
             now,
             self.timezone,
             summary=summary.text if summary else None,
             facts=self.facts.list(chat_id),
-            volatile=() if system_messages else volatile,
             time=not system_messages,
         )
         messages = [*history, {"role": "user", "content": self.question_content(question)}]
         if system_messages:
-            return system, [*mark_question(messages), turn_message(now, self.timezone, volatile)]
-        return system, messages
+            messages = with_quoted_recall(mark_question(messages), related)
+            return system, [*messages, turn_message(now, self.timezone)]
+        return system, with_quoted_recall(messages, related)
 
     def _related(self, chat_id: ChatId, text: str, now: datetime, before: int | None) -> str | None:
         """The related-memories block for this question, or None (recall off, nothing relevant, or it failed)."""
