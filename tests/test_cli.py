@@ -391,7 +391,8 @@ def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fak
     assert rc == 0 and err == ""
     assert out.count("아직 기억하고 있는 사실이 없어요") == 2  # before, and after /forget all
     assert "🧠 기억했어요 (1번): 커피는 디카페인만" in out
-    assert "1. 커피는 디카페인만\n2. 이름은 준" in out  # the fact the tool added, after the command's
+    # the fact the tool added, after the command's, each with who added it and how
+    assert "1. 커피는 디카페인만 (주인(터미널) · /remember)\n2. 이름은 준 (주인(터미널)의 요청으로 Claude가)" in out
     # text before and after the tool call, as streamed, with what the tool was doing between them
     assert "기억할게요.\n\n📝 기억해 두는 중…\n\n반가워요, 준!" in out
     assert "🔧 remember: 이름은 준" in out and '"text"' not in out  # /history shows the call compactly

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from bot.core.prompt import build_system, mark_question, turn_message, with_quoted_recall
 from bot.core.question import ChatId, Question
 from bot.core.toolloop import api_message
+from bot.tools.facts import provenance
 from memory.facts import Change, Fact, FactStore
 from memory.recall import RecallIndex, related_block
 from memory.recall.build import READY, IndexStatus
@@ -148,9 +149,11 @@ class ChatMemory:
     def list_facts(self, chat_id: ChatId) -> list[Fact]:
         return self.facts.list(chat_id)
 
-    def remember(self, chat_id: ChatId, text: str) -> Change:
-        """Add a fact the user gave with /remember; raises FactError with a reason."""
-        return self.facts.add(chat_id, text, source={"offset": self.transcript.size(chat_id), "via": "command"})
+    def remember(self, chat_id: ChatId, text: str, *, by: int | None = None, name: str | None = None) -> Change:
+        """Add a fact someone gave with /remember (``by``: their user id; None: the terminal), recorded with
+        who added it; raises FactError with a reason."""
+        source = {"offset": self.transcript.size(chat_id), **provenance("command", by, name)}
+        return self.facts.add(chat_id, text, source=source)
 
     def forget(self, chat_id: ChatId, fact_id: str) -> Fact:
         """Remove one fact (/forget <id>); raises FactError for an unknown id."""

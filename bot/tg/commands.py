@@ -143,9 +143,15 @@ async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
         if not await check_allowed(update, context):
             return False
+        if not await tg_access.may_manage(update, context):  # a group's facts: its owner and admins only
+            return False
         return not _argument(update).strip() or await tg_access.admit(update, context, model=False)
 
-    await _text_command(update, context, remember_text, gate)
+    user = update.effective_user
+    by, name = (user.id, user.first_name) if user is not None else (None, None)
+    await _text_command(
+        update, context, lambda a, chat, arg, lang: remember_text(a, chat, arg, lang, by=by, name=name), gate
+    )
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
