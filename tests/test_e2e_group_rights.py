@@ -184,13 +184,20 @@ async def test_the_owner_closes_a_group_from_a_private_chat(env, clock, fake_tel
         assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
 
 
-async def test_only_admins_read_a_groups_history(env, clock, fake_telegram: FakeTelegram):
+async def test_only_admins_read_a_groups_past(env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
     tg = fake_telegram
     async with running(env, clock):
         await open_group(tg)
         await answered(tg, "비밀 회의는 화요일", ADMIN, "echo: Minji: 비밀 회의는 화요일")
-        for command in ("/export", "/history", "/summary", "/search 회의"):
+        for command in ("/export", "/summary", "/search 회의"):
             assert await said(tg, GROUP, command, MEMBER) == t("group.admin_only"), command
+        # the recent messages are what a member's question carries to Claude: /history shows them to them too
+        assert "비밀 회의" in await said(tg, GROUP, "/history", MEMBER)
+        fake_anthropic.default = one_tool("search_memory", {"query": "회의"}, "못 찾아요")
+        await answered(tg, "예전 회의 찾아 줘", MEMBER, "못 찾아요")
+        assert [r["content"][:40] for r in tool_results(fake_anthropic.requests[-1])] == [
+            "refused: in this group only the bot's ow"
+        ]
         assert "비밀 회의" in await said(tg, GROUP, "/history", ADMIN)
         assert "비밀 회의" in await said(tg, GROUP, "/search 회의", OWNER)
         assert tg.documents(GROUP) == []

@@ -90,6 +90,7 @@ class ChatMemory:
         now: datetime,
         drop_last_turn: bool = False,
         system_messages: bool = False,
+        reads_history: bool = True,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
 
@@ -97,6 +98,10 @@ class ChatMemory:
         mid-conversation system message after the question (then the system prompt stays the same
         all conversation long, and the turns before are cached). Related memories are data: they go
         in the question's user turn, after the question, quoted (bot/core/prompt.py).
+
+        ``reads_history`` False (a group member who is not its owner or an admin, who may not read the
+        group's past with /summary or /search): the request carries neither the summary nor related
+        memories, only the recent messages (what /history shows everyone) and the facts (/memory).
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
@@ -106,11 +111,11 @@ class ChatMemory:
         first_verbatim = window[0].get(OFFSET) if window else None
         if first_verbatim is None:
             first_verbatim = stored[-1][OFFSET] if stored and not window else None
-        related = self._related(chat_id, question.text, now, first_verbatim)
+        related = self._related(chat_id, question.text, now, first_verbatim) if reads_history else None
         system = build_system(
             now,
             self.timezone,
-            summary=summary.text if summary else None,
+            summary=summary.text if summary and reads_history else None,
             facts=self.facts.list(chat_id),
             time=not system_messages,
         )

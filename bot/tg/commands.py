@@ -69,9 +69,13 @@ async def may_read_history(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 
 async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/history: the recent messages the next request will carry, numbered and trimmed."""
+    """/history: the recent messages the next request will carry, numbered and trimmed.
+
+    Everyone allowed in the chat: in a group these are what any member's question carries to Claude
+    (bot/core/memoryview.py), so a member may see them too; the older past (/summary, /search,
+    /export) stays with the owner and the admins."""
     message = update.effective_message
-    if message is None or not await may_read_history(update, context):
+    if message is None or not await check_allowed(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
     messages = await asyncio.to_thread(assistant.history, message.chat.id)
