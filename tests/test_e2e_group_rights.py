@@ -247,3 +247,34 @@ async def test_reminders_of_a_closed_group_are_held_and_the_owner_sees_them(
     assert not any("회비 걷기" in s for s in tg.sent(GROUP))
     assert store.get(members.id).pending  # kept
     assert fake_anthropic.requests == []  # no summary call for it either
+
+
+async def test_every_reminder_has_a_setter_and_a_denied_ones_are_held(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    """A private chat's reminder is stored with who set it, so /deny holds it; a reminder from an older
+    file that names nobody is held too, unless it came from the terminal."""
+    tg = fake_telegram
+    friend = 777
+    store = ReminderStore(data_dir)
+    past = datetime.now(UTC) - timedelta(minutes=5)  # due at once when the bot starts
+    nobody = store.add(OWNER, past, "누가 맡겼는지 모를 알림")  # an old file: no setter, not the terminal
+    terminal = store.add(OWNER, past, "터미널에서 맡긴 알림", via="terminal")
+    async with running(env, clock) as app:
+        delivery = app.bot_data["reminders"]
+        assert await said(tg, OWNER, f"/allow {friend}", OWNER)
+        await asyncio.to_thread(tg.wait_for, lambda: store.get(terminal.id).status == "sent" and delivery.held)
+        assert nobody.id in delivery.held and store.get(nobody.id).pending
+        at = (clock() + timedelta(days=10)).isoformat()
+        fake_anthropic.default = one_tool("set_reminder", {"at": at, "text": "약 먹기"}, "알려 드릴게요")
+        tg.send_text(friend, "열흘 뒤에 약 먹으라고 알려 줘")
+        await asyncio.to_thread(tg.wait_for, lambda: tg.chat_view(friend)[-1:] == ["알려 드릴게요"])
+        (mine,) = [r for r in store.pending(friend)]
+        assert mine.user_id == friend  # the private chat's question named its setter
+        assert await said(tg, OWNER, f"/deny {friend}", OWNER)
+        calls = len(fake_anthropic.requests)
+        delivery.clock = lambda: mine.at  # its time comes: held, not sent, nothing charged
+        await delivery.due(mine.id)
+        assert mine.id in delivery.held and store.get(mine.id).pending
+        assert not any("약 먹기" in s for s in tg.sent(friend)) and len(fake_anthropic.requests) == calls
+    assert [s.split("\n")[0] for s in tg.sent(OWNER) if s.startswith("⏰")] == ["⏰ 터미널에서 맡긴 알림"]

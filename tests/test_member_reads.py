@@ -29,8 +29,9 @@ async def group(transcript: Transcript, clock, data_dir):
     """A group whose early turn (the admin's code) is in the summary and in the recall index, not the window."""
     model = FakeModel(validate=validate)
     index = RecallIndex(data_dir)
+    budget = small_budget(trigger_messages=8, keep_messages=4)
     a = Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=8, max_chars=8000,
-                  summarizer=FakeSummarizer(), summary_budget=small_budget(trigger_messages=8, keep_messages=4))  # fmt: skip
+                  summarizer=FakeSummarizer(), summary_budget=budget)  # fmt: skip
     await a.ask(GROUP, Question(f"Admin: {SECRET}"))
     for i in range(12):
         await a.ask(GROUP, Question(f"Admin: 잡담 {chr(0xAC00 + i)}"))

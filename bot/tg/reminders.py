@@ -20,7 +20,8 @@ and the Bot API). The store (memory/reminders.py) is the truth; the timers are o
   is checked every ``RESCAN_SECONDS`` and new ones are scheduled.
 - **access** — a reminder goes out only while the person who set it could still talk to the bot in
   that chat (``may_deliver``: not after ``/deny`` of that person, nor in a group closed with ``/deny``
-  unless they are allowed themselves). Otherwise it is *held*: kept pending in the file, never
+  unless they are allowed themselves; a reminder that names no setter goes out only if it was set at
+  the terminal). Otherwise it is *held*: kept pending in the file, never
   deleted, not sent (so it costs nothing, no summary either); the owner sees held reminders in
   ``/reminders`` in their private chat, and a rescan sends them if access comes back.
 """

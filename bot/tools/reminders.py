@@ -111,15 +111,17 @@ def reminder_tools(store: ReminderStore, tz: str, *, may_create: MayCreate | Non
         if may_create is not None and (reason := may_create(ctx)) is not None:
             return ToolResult(f"no new reminder can be set now: {reason}", True)
         thread = ctx.meta.get("thread_id")
-        user = ctx.meta.get("user_id")
+        # every reminder has a setter: the person asking (a private chat's question carries no user_id in
+        # its meta, the context has it); only the terminal (the owner at the keyboard) has none
+        via = "terminal" if ctx.user_id is None else "telegram"
         try:
             r = store.add(
                 ctx.chat_id,
                 at,
                 text,
                 thread_id=thread if isinstance(thread, int) else None,
-                user_id=user if isinstance(user, int) else None,
-                via=str(ctx.meta.get("via") or "telegram"),
+                user_id=ctx.user_id,
+                via=via,
             )
         except (ReminderError, ReminderFileError) as e:
             return ToolResult(str(e), True)
