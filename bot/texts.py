@@ -522,8 +522,18 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminders.header": {"ko": "⏰ 예정된 알림 {n}개 ({zone}):", "en": "⏰ {n} pending reminders ({zone}):"},
     "reminders.footer": {"ko": "취소: /reminders cancel <번호>", "en": "Cancel one: /reminders cancel <number>"},
     "reminders.usage": {
-        "ko": "/reminders 로 예정된 알림을 보고, /reminders cancel <번호> 로 취소해요.",
-        "en": "/reminders lists the pending reminders; /reminders cancel <number> cancels one.",
+        "ko": "/reminders 로 예정된 알림을 보고, /reminders cancel <번호> 로 취소해요. "
+        "한 사람이 맞춘 알림을 한꺼번에: /reminders cancel user <사용자 번호>",
+        "en": "/reminders lists the pending reminders; /reminders cancel <number> cancels one, "
+        "/reminders cancel user <user id> all of one person's.",
+    },
+    "reminders.cancelled_from": {
+        "ko": "🗑 사용자 {user}이(가) 맞춘 알림 {n}개를 취소했어요.",
+        "en": "🗑 Cancelled {n} reminders set by user {user}.",
+    },
+    "reminders.none_from": {
+        "ko": "사용자 {user}이(가) 맞춘 예정된 알림이 없어요.",
+        "en": "User {user} has no pending reminders here.",
     },
     "reminders.cancelled": {
         "ko": "🗑 알림 #{id}을 취소했어요 ({when}): {text}",

@@ -278,3 +278,45 @@ async def test_every_reminder_has_a_setter_and_a_denied_ones_are_held(
         assert mine.id in delivery.held and store.get(mine.id).pending
         assert not any("약 먹기" in s for s in tg.sent(friend)) and len(fake_anthropic.requests) == calls
     assert [s.split("\n")[0] for s in tg.sent(OWNER) if s.startswith("⏰")] == ["⏰ 터미널에서 맡긴 알림"]
+
+
+async def test_one_member_cannot_fill_a_groups_reminders_and_an_admin_cancels_theirs_at_once(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    tg = fake_telegram
+    store = ReminderStore(data_dir)
+
+    def many(n: int, final: str):
+        at = [(clock() + timedelta(days=300, minutes=i)).isoformat() for i in range(n)]
+        calls = [("set_reminder", {"at": a, "text": "링크 보기 https://example.com " + "가" * 900}) for a in at]
+
+        def answer(body):
+            return Text(final) if tool_results(body) else ToolCalls(calls)
+
+        return answer
+
+    async with running(env, clock):
+        await open_group(tg)
+        for round_ in range(3):
+            fake_anthropic.default = many(12, f"설정했어요 {round_}")
+            await answered(tg, "알림 12개 맞춰 줘", MEMBER, f"설정했어요 {round_}")
+        results = [r for b in fake_anthropic.requests for r in tool_results(b)]
+        assert len(results) == 36
+        per_question = [
+            [r.get("is_error", False) for r in tool_results(b)] for b in fake_anthropic.requests if tool_results(b)
+        ]
+        assert [q.count(False) for q in per_question] == [5, 5, 0]  # 5 a question, 10 a person
+        assert "at most 5 reminders" in results[5]["content"] and "the limit is 10 a person" in results[24]["content"]
+        members = [r for r in store.pending(GROUP) if r.user_id == MEMBER]
+        assert len(members) == 10
+        # the admin still has room
+        fake_anthropic.default = one_tool("set_reminder", {"at": (clock() + timedelta(days=200)).isoformat(),
+                                                           "text": "회식 예약"}, "맞췄어요")  # fmt: skip
+        await answered(tg, "내일 회식 예약 알려 줘", ADMIN, "맞췄어요")
+        assert [r.text for r in store.pending(GROUP) if r.user_id == ADMIN] == ["회식 예약"]
+        # a member cannot clear someone else's at once; an admin clears the member's in one go
+        assert await said(tg, GROUP, f"/reminders cancel user {ADMIN}", MEMBER) == t("group.admin_only")
+        done = await said(tg, GROUP, f"/reminders cancel user {MEMBER}", ADMIN)
+        assert done == t("reminders.cancelled_from", n=10, user=MEMBER)
+        assert [r.user_id for r in store.pending(GROUP)] == [ADMIN]
+        assert f"회식 예약 · 👤 {ADMIN}" in await said(tg, GROUP, "/reminders", MEMBER)  # who set each is shown

@@ -39,7 +39,7 @@ from telegram import Update
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
-from bot.commands.reminders import CANCEL_WORDS, reminders_text
+from bot.commands.reminders import CANCEL_WORDS, cancel_from_whom, reminders_text
 from bot.core.ask import Assistant
 from bot.texts import t
 from bot.tg.groups import is_group
@@ -443,6 +443,8 @@ async def _may_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, store:
     words = argument.split()
     if message is None or user is None or not is_group(message.chat):
         return True
+    if (who := cancel_from_whom(argument)) is not None:  # all of one person's: theirs, or an admin's call
+        return who == user.id or await may_manage(update, context)
     if len(words) != 2 or words[0].lower() not in CANCEL_WORDS:
         return True
     try:
