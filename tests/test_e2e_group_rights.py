@@ -320,3 +320,26 @@ async def test_one_member_cannot_fill_a_groups_reminders_and_an_admin_cancels_th
         assert done == t("reminders.cancelled_from", n=10, user=MEMBER)
         assert [r.user_id for r in store.pending(GROUP)] == [ADMIN]
         assert f"회식 예약 · 👤 {ADMIN}" in await said(tg, GROUP, "/reminders", MEMBER)  # who set each is shown
+
+
+async def test_a_members_command_flood_is_throttled_and_the_admin_is_answered(
+    env, clock, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic
+):
+    tg = fake_telegram
+    async with running(env, clock):
+        await open_group(tg)
+        before = len(tg.sent(GROUP))
+        for _ in range(20):
+            tg.push_update({"message": group_message(tg, "/memory", MEMBER)})
+        fake_anthropic.reply("네, 관리자님.")
+        await answered(tg, "회의 몇 시야?", ADMIN, "네, 관리자님.")
+        await answered(tg, "그럼 장소는?", OWNER, "echo: Minji: 그럼 장소는?")  # (the updates are in order)
+        replies = [s for s in tg.sent(GROUP)[before:] if s == t("memory.empty")]
+        assert len(replies) == 5  # a burst of 5, the other 15 dropped without a reply
+        assert await said(tg, GROUP, "/memory", ADMIN) == t("memory.empty")  # admins have their own bucket
+        clock.advance(seconds=12)  # one more a person every 12 s
+        assert await said(tg, GROUP, "/memory", MEMBER) == t("memory.empty")
+        n = len(tg.sent(GROUP))
+        tg.push_update({"message": group_message(tg, "/memory", MEMBER)})
+        assert await said(tg, GROUP, "/memory", OWNER) == t("memory.empty")  # the owner is never throttled
+        assert len(tg.sent(GROUP)) == n + 1

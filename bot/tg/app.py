@@ -20,6 +20,7 @@ from bot.tg import access as tg_access
 from bot.tg import commands, handlers, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter, Limits
+from bot.tg.throttle import THROTTLE, CommandThrottle, throttled
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
 
@@ -96,6 +97,7 @@ def build_application(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     app.bot_data["guard"] = guard
+    app.bot_data[THROTTLE] = CommandThrottle(now)  # command replies per person in a group
     new = filters.UpdateType.MESSAGE  # edited messages are not answered again
     for names, callback in (
         (("start", "help"), commands.help_command),
@@ -115,8 +117,8 @@ def build_application(
         (("users",), owner.users_command),
         (("model",), commands.model_command),
     ):
-        app.add_handler(CommandHandler(names, callback, filters=new))
-    app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))
+        app.add_handler(CommandHandler(names, throttled(callback), filters=new))
+    app.add_handler(MessageHandler(new & filters.COMMAND, throttled(commands.unknown_command)))
     app.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, handlers.on_text))
     app.add_handler(MessageHandler(new & filters.PHOTO, handlers.on_photo))
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
