@@ -1,11 +1,13 @@
 """Command replies per person in a group, throttled: one member's flood of free commands cannot stall the group.
 
 A group's replies share Telegram's budget of 20 messages a minute (bot/tg/ratelimit.py), so 40 ``/memory``
-from one member would push everyone's answers back by two minutes. Each person gets a small bucket per
-group: ``BURST`` commands at once, then one more every ``REFILL_SECONDS``; a command beyond it is dropped
-(logged, no reply: a reply would spend the very budget the throttle keeps). The owner is never throttled,
-nor anyone in a private chat (their replies use their own chat's budget). Questions are not commands:
-they have their own lanes and daily limits.
+from one member would push everyone's answers back by two minutes (and a burst of 5 replies already made
+the admin's answers 4x slower in ``bench.hostile --part commands``; 2 leave them as quiet).
+
+Each person gets a small bucket per group: ``BURST`` commands at once, then one more every
+``REFILL_SECONDS``; a command beyond it is dropped (logged, no reply: a reply would spend the very
+budget the throttle keeps). The owner is never throttled, nor anyone in a private chat (their replies
+use their own chat's budget). Questions are not commands: they have their own lanes and daily limits.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from bot.tg.groups import is_group
 
 log = logging.getLogger(__name__)
 
-BURST = 5
-REFILL_SECONDS = 12.0  # 5 commands a minute a person, a quarter of a group's 20 messages a minute
+BURST = 2
+REFILL_SECONDS = 30.0  # 2 commands a minute a person, a tenth of a group's 20 messages a minute
 MAX_KEYS = 10_000  # buckets kept; full ones are forgotten first
 
 THROTTLE = "command_throttle"
