@@ -45,7 +45,7 @@ from typing import Any
 
 from PIL import Image
 
-from bench.hostile_floods import UNIT_LIMIT_MB, commands_part, echo, webhook_part
+from bench.hostile_floods import UNIT_LIMIT_MB, commands_part, echo, fakes, timed, webhook_part
 from bench.memory_rss import rss
 from bench.throughput import bot_env
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -101,15 +101,7 @@ class Bot:
 
 def ask_owner(tg: FakeTelegram, asks: int, tag: str) -> list[float]:
     """The owner's questions one after another: seconds from each to its final answer."""
-    times = []
-    for i in range(asks):
-        question = f"owner {tag} {i}"
-        n = len(tg.sent(OWNER))
-        t0 = time.monotonic()
-        tg.send_text(OWNER, question)
-        tg.wait_for(lambda q=question, n=n: f"echo: {q}" in tg.sent(OWNER)[n:], timeout=300)
-        times.append(time.monotonic() - t0)
-    return times
+    return timed(tg, OWNER, [f"owner {tag} {i}" for i in range(asks)], lambda q: tg.send_text(OWNER, q), "echo: {q}")
 
 
 def stranger_private(tg: FakeTelegram, n: int) -> None:
@@ -141,11 +133,8 @@ def answer_time_part(
     rows = []
     for name, flood in scenarios:
         print(f"  {label}: {name} …", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-            assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-            tg.flood = FloodControl(strict=True)
-            model.default = echo(latency)
-            bot = Bot(code, tg, model, Path(tmp), [OWNER, ALLOWED])
+        with fakes(latency) as (work, tg, model):
+            bot = Bot(code, tg, model, work, [OWNER, ALLOWED])
             try:
                 ask_owner(tg, 1, "warm-up")
                 if flood is not None:

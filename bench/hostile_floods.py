@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import statistics
@@ -23,7 +24,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.fakes.anthropic_server import FakeAnthropic, Text
@@ -92,17 +93,34 @@ def hostile_post(port: int, taken: list[int]) -> None:
     taken.append(sent)
 
 
-def ask_webhook(tg: FakeTelegram, port: int, asks: int, tag: str, ids: list[int]) -> list[float]:
+def timed(tg: FakeTelegram, chat: int, questions: list[str], send: Callable[[str], object], answer: str) -> list[float]:
+    """Seconds from sending each question (one after another) until ``answer`` (``{q}`` filled in) is in the chat."""
     times = []
-    for i in range(asks):
-        question = f"owner {tag} {i}"
-        n = len(tg.sent(OWNER))
+    for question in questions:
+        n = len(tg.sent(chat))
         t0 = time.monotonic()
-        ids[0] += 1
-        post(port, {"update_id": ids[0], "message": tg.message(OWNER, question)})
-        tg.wait_for(lambda q=question, n=n: f"echo: {q}" in tg.sent(OWNER)[n:], timeout=300)
+        send(question)
+        tg.wait_for(lambda q=question, n=n: answer.format(q=q) in tg.sent(chat)[n:], timeout=300)
         times.append(time.monotonic() - t0)
     return times
+
+
+@contextlib.contextmanager
+def fakes(latency: float) -> Iterator[tuple[Path, FakeTelegram, FakeAnthropic]]:
+    """A work directory, the fake Telegram with its strict flood limits, and a fake model that echoes."""
+    with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
+        assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
+        tg.flood = FloodControl(strict=True)
+        model.default = echo(latency)
+        yield Path(tmp), tg, model
+
+
+def ask_webhook(tg: FakeTelegram, port: int, asks: int, tag: str, ids: list[int]) -> list[float]:
+    def send(question: str) -> None:
+        ids[0] += 1
+        post(port, {"update_id": ids[0], "message": tg.message(OWNER, question)})
+
+    return timed(tg, OWNER, [f"owner {tag} {i}" for i in range(asks)], send, "echo: {q}")
 
 
 def webhook_part(code: Path, asks: int, latency: float, posts: int) -> tuple[list[Row], list[int]]:
@@ -113,14 +131,11 @@ def webhook_part(code: Path, asks: int, latency: float, posts: int) -> tuple[lis
     taken: list[int] = []
     for name, flood in (("webhook: quiet", False), (f"webhook: {posts} x 95 MB POSTs", True)):
         print(f"  this: {name} …", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-            assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-            tg.flood = FloodControl(strict=True)
-            model.default = echo(latency)
+        with fakes(latency) as (work, tg, model):
             port = free_port()
             extra = {"WEBHOOK_URL": URL, "WEBHOOK_SECRET": SECRET, "WEBHOOK_LISTEN": "127.0.0.1",
                      "WEBHOOK_PORT": str(port)}  # fmt: skip
-            bot = Bot(code, tg, model, Path(tmp), [OWNER], extra)
+            bot = Bot(code, tg, model, work, [OWNER], extra)
             threads: list[threading.Thread] = []
             try:
                 wait_listening(port)
@@ -141,16 +156,11 @@ def webhook_part(code: Path, asks: int, latency: float, posts: int) -> tuple[lis
 
 
 def ask_group(tg: FakeTelegram, asks: int, tag: str) -> list[float]:
-    times = []
-    for i in range(asks):
-        question = f"admin {tag} {i}"
-        n = len(tg.sent(GROUP))
-        t0 = time.monotonic()
+    def send(question: str) -> None:
         tg.push_update({"message": tg.message(GROUP, f"@{BOT_USERNAME} {question}", chat_type="supergroup",
                                               user_id=ADMIN, first_name="Admin")})  # fmt: skip
-        tg.wait_for(lambda q=question, n=n: f"echo: Admin: {q}" in tg.sent(GROUP)[n:], timeout=300)
-        times.append(time.monotonic() - t0)
-    return times
+
+    return timed(tg, GROUP, [f"admin {tag} {i}" for i in range(asks)], send, "echo: Admin: {q}")
 
 
 def commands_part(code: Path, asks: int, latency: float, commands: int) -> list[Row]:
@@ -160,11 +170,8 @@ def commands_part(code: Path, asks: int, latency: float, commands: int) -> list[
     rows: list[Row] = []
     for name, flood in (("group: quiet", False), (f"group: member sends {commands} cmds", True)):
         print(f"  this: {name} …", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-            assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-            tg.flood = FloodControl(strict=True)
-            model.default = echo(latency)
-            bot = Bot(code, tg, model, Path(tmp), [OWNER])
+        with fakes(latency) as (work, tg, model):
+            bot = Bot(code, tg, model, work, [OWNER])
             try:
                 tg.set_member(GROUP, ADMIN, "administrator")
                 tg.push_update({"message": tg.message(GROUP, "/allow", chat_type="supergroup", user_id=OWNER)})
