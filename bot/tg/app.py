@@ -97,7 +97,8 @@ def build_application(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     app.bot_data["guard"] = guard
-    app.bot_data[THROTTLE] = CommandThrottle(now)  # command replies per person in a group
+    # command replies per person in a group: a share of the group's budget, as fast as the server allows
+    app.bot_data[THROTTLE] = CommandThrottle(now, factor=settings.telegram_rate_factor)
     new = filters.UpdateType.MESSAGE  # edited messages are not answered again
     for names, callback in (
         (("start", "help"), commands.help_command),

@@ -8,6 +8,8 @@ Each person gets a small bucket per group: ``BURST`` commands at once, then one 
 ``REFILL_SECONDS``; a command beyond it is dropped (logged, no reply: a reply would spend the very
 budget the throttle keeps). The owner is never throttled, nor anyone in a private chat (their replies
 use their own chat's budget). Questions are not commands: they have their own lanes and daily limits.
+With ``TELEGRAM_RATE_FACTOR`` (a Bot API server that allows more, such as the tests' fake) the bucket is
+that many times larger and faster: it keeps the same share of the group's budget.
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
 class CommandThrottle:
     """A token bucket per (chat, person), on an injected clock."""
 
-    def __init__(self, now: Callable[[], datetime], burst: int = BURST, refill: float = REFILL_SECONDS) -> None:
+    def __init__(
+        self, now: Callable[[], datetime], burst: int = BURST, refill: float = REFILL_SECONDS, factor: float = 1.0
+    ) -> None:
         self.now = now
-        self.burst = burst
-        self.refill = refill
+        self.burst = max(1, round(burst * factor))
+        self.refill = refill / factor
         self._buckets: dict[tuple[int, int], tuple[float, datetime]] = {}
 
     def allow(self, chat_id: int, user_id: int) -> bool:
