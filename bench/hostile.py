@@ -131,14 +131,14 @@ def answer_time_part(
         (f"allowed user: {burst:,} at once", lambda tg: allowed_burst(tg, burst)),
     ]
     rows = []
-    for name, flood in scenarios:
+    for name, make_flood in scenarios:  # (not ``flood``: the lambdas above read that number)
         print(f"  {label}: {name} …", file=sys.stderr, flush=True)
         with fakes(latency) as (work, tg, model):
             bot = Bot(code, tg, model, work, [OWNER, ALLOWED])
             try:
                 ask_owner(tg, 1, "warm-up")
-                if flood is not None:
-                    flood(tg)
+                if make_flood is not None:
+                    make_flood(tg)
                 times = ask_owner(tg, asks, "timed")
                 _, hwm = bot.memory()
             finally:
