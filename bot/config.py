@@ -6,6 +6,7 @@ import itertools
 import math
 import os
 import re
+import sys
 import zlib
 from collections import Counter
 from collections.abc import Mapping
@@ -60,6 +61,20 @@ def secret_weakness(secret: str) -> str | None:
     if strength < WEBHOOK_SECRET_BITS:
         return f"it has too little variety (about {strength} bits; {WEBHOOK_SECRET_BITS} needed)"
     return None
+
+
+DISTRIBUTION = "telegram-memory-assistant"  # the name in pyproject.toml
+
+
+def version_line() -> str:
+    """``telegram-memory-assistant 0.1.0 (Python 3.11.2)``: the installed package's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a checkout without installing it
+        number = "unknown (not installed)"
+    return f"{DISTRIBUTION} {number} (Python {sys.version.split()[0]})"
 
 
 class ConfigError(Exception):
