@@ -18,8 +18,12 @@ per group) and a fake Anthropic whose answers take ``--latency`` seconds.
    traceback in the log, no model call and no file for any stranger, peak memory under 200 MB,
    every allowed question answered.
 
-    python -m bench.hostile                      # both parts
-    python -m bench.hostile --part answer-time   # or --part mixed
+3. **Webhook flood** and 4. **command flood in a group** (bench/hostile_floods.py): 20 unauthenticated
+   95 MB POSTs to the webhook (peak memory under the unit's 512 MB, the owner's answer time within
+   1.2× of quiet), and a member's 100 commands in a group (the admin's answer time within 1.2× of quiet).
+
+    python -m bench.hostile                      # every part
+    python -m bench.hostile --part answer-time   # or --part mixed, webhook, commands
     python -m bench.hostile --baseline /work/main  # part 1 also on another checkout
 """
 
@@ -41,9 +45,10 @@ from typing import Any
 
 from PIL import Image
 
+from bench.hostile_floods import UNIT_LIMIT_MB, commands_part, echo, fakes, timed, webhook_part
 from bench.memory_rss import rss
 from bench.throughput import bot_env
-from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram, FloodControl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,16 +63,24 @@ ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot
 class Bot:
     """The real bot as a subprocess against the fakes."""
 
-    def __init__(self, code: Path, tg: FakeTelegram, model: FakeAnthropic, work: Path, users: list[int]) -> None:
+    def __init__(
+        self,
+        code: Path,
+        tg: FakeTelegram,
+        model: FakeAnthropic,
+        work: Path,
+        users: list[int],
+        extra: dict[str, str] | None = None,
+    ) -> None:
         self.log_path = work / "bot.log"
         env = bot_env(code, tg, model, work / "data", users)
-        env.update(OWNER_ID=str(OWNER), LOG_LEVEL="INFO")
+        env.update(OWNER_ID=str(OWNER), LOG_LEVEL="INFO", **(extra or {}))
         self.log = open(self.log_path, "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot"], cwd=work, env=env, stdout=self.log, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + 60
-        while not tg.calls_of("getUpdates"):
+        while not (tg.webhook if "WEBHOOK_URL" in env else tg.calls_of("getUpdates")):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the bot did not start:\n{self.log_path.read_text()}")
             time.sleep(0.05)
@@ -88,15 +101,7 @@ class Bot:
 
 def ask_owner(tg: FakeTelegram, asks: int, tag: str) -> list[float]:
     """The owner's questions one after another: seconds from each to its final answer."""
-    times = []
-    for i in range(asks):
-        question = f"owner {tag} {i}"
-        n = len(tg.sent(OWNER))
-        t0 = time.monotonic()
-        tg.send_text(OWNER, question)
-        tg.wait_for(lambda q=question, n=n: f"echo: {q}" in tg.sent(OWNER)[n:], timeout=300)
-        times.append(time.monotonic() - t0)
-    return times
+    return timed(tg, OWNER, [f"owner {tag} {i}" for i in range(asks)], lambda q: tg.send_text(OWNER, q), "echo: {q}")
 
 
 def stranger_private(tg: FakeTelegram, n: int) -> None:
@@ -126,17 +131,14 @@ def answer_time_part(
         (f"allowed user: {burst:,} at once", lambda tg: allowed_burst(tg, burst)),
     ]
     rows = []
-    for name, flood in scenarios:
+    for name, make_flood in scenarios:  # (not ``flood``: the lambdas above read that number)
         print(f"  {label}: {name} …", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-            assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-            tg.flood = FloodControl(strict=True)
-            model.default = lambda body: Text(f"echo: {last_user_text(body)}", delay=latency)
-            bot = Bot(code, tg, model, Path(tmp), [OWNER, ALLOWED])
+        with fakes(latency) as (work, tg, model):
+            bot = Bot(code, tg, model, work, [OWNER, ALLOWED])
             try:
                 ask_owner(tg, 1, "warm-up")
-                if flood is not None:
-                    flood(tg)
+                if make_flood is not None:
+                    make_flood(tg)
                 times = ask_owner(tg, asks, "timed")
                 _, hwm = bot.memory()
             finally:
@@ -241,7 +243,7 @@ def mixed_part(code: Path, total: int, latency: float, timeout: float) -> dict[s
     with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
         assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
         tg.flood = FloodControl(strict=True)
-        model.default = lambda body: Text(f"echo: {last_user_text(body)}", delay=latency)
+        model.default = echo(latency)
         rng = random.Random(19)
         items, questions = mixed_updates(tg, total, rng)
         rng.shuffle(items)
@@ -290,7 +292,9 @@ def mixed_part(code: Path, total: int, latency: float, timeout: float) -> dict[s
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=("both", "answer-time", "mixed"), default="both")
+    ap.add_argument("--part", choices=("both", "answer-time", "mixed", "webhook", "commands"), default="both")
+    ap.add_argument("--posts", type=int, default=20, help="unauthenticated 95 MB webhook POSTs at once")
+    ap.add_argument("--commands", type=int, default=100, help="a member's commands in a group")
     ap.add_argument("--asks", type=int, default=10)
     ap.add_argument("--latency", type=float, default=0.5, help="seconds the model takes per answer")
     ap.add_argument("--flood", type=int, default=1000, help="a stranger's messages in part 1")
@@ -312,6 +316,22 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:<10}{scenario:<32}{med:>9.2f}{mx:>8.2f}{med / quiet:>9.2f}{hwm:>9.0f}")
                 if name == "this" and med > 1.2 * quiet:
                     ok = False
+    if args.part in ("both", "webhook", "commands"):
+        rows: list[tuple[str, float, float, float]] = []
+        if args.part in ("both", "webhook"):
+            hook_rows, taken = webhook_part(ROOT, args.asks, args.latency, args.posts)
+            rows += hook_rows
+            ok = ok and hook_rows[-1][3] < UNIT_LIMIT_MB
+        if args.part in ("both", "commands"):
+            rows += commands_part(ROOT, args.asks, args.latency, args.commands)
+        print(f"\nfloods, {args.asks} questions one after another, model {args.latency:g} s (strict flood limits)")
+        print(f"{'scenario':<36}{'median s':>9}{'max s':>8}{'× quiet':>9}{'peak MB':>9}")
+        for i, (scenario, med, mx, hwm) in enumerate(rows):
+            quiet = rows[i - i % 2][1]  # each flood after its quiet run
+            print(f"{scenario:<36}{med:>9.2f}{mx:>8.2f}{med / quiet:>9.2f}{hwm:>9.0f}")
+            ok = ok and med <= 1.2 * quiet
+        if args.part in ("both", "webhook"):
+            print(f"bytes of body the bot took per hostile POST: max {max(taken, default=0):,} of {95 * 1024 * 1024:,}")
     if args.part in ("both", "mixed"):
         print(f"\nmixed stream of {args.updates:,} updates (strict flood limits, model {args.latency:g} s)")
         r = mixed_part(ROOT, args.updates, args.latency, args.timeout)

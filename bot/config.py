@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import re
 import sys
+import zlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +35,32 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 WEBHOOK_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 WEBHOOK_SECRET_MIN = 32
 WEBHOOK_SECRET_HOWTO = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+WEBHOOK_SECRET_BITS = 96
+"""The least estimated strength of a webhook secret (16 random characters of its alphabet)."""
+
+
+def secret_weakness(secret: str) -> str | None:
+    """Why ``secret`` is trivially weak (repeated, patterned, a run of neighbouring characters), or None.
+
+    Its strength is estimated as the smaller of two measures: the characters' Shannon entropy times the
+    length (``'a' * 32`` has none), and what zlib cannot squeeze out of it, at 6 bits a byte (a short
+    pattern repeated compresses to almost nothing); a string that mostly steps to a neighbouring character
+    (``abcdef…``, ``0123…``) is weak whatever they say. A random secret from ``secrets.token_urlsafe(32)``
+    measures about 200 bits; ``secrets.token_hex(16)`` about 120.
+    """
+    if not secret:
+        return None
+    n = len(secret)
+    counts = Counter(secret)
+    shannon = -sum(c / n * math.log2(c / n) for c in counts.values()) * n
+    squeezed = (len(zlib.compress(secret.encode("utf-8"), 9)) - 10) * 6
+    steps = sum(1 for a, b in itertools.pairwise(secret) if abs(ord(a) - ord(b)) <= 1) / max(1, n - 1)
+    if steps >= 0.75:
+        return "it is mostly a run of neighbouring characters"
+    strength = max(0, round(min(shannon, squeezed)))
+    if strength < WEBHOOK_SECRET_BITS:
+        return f"it has too little variety (about {strength} bits; {WEBHOOK_SECRET_BITS} needed)"
+    return None
 
 
 DISTRIBUTION = "telegram-memory-assistant"  # the name in pyproject.toml
@@ -270,6 +300,11 @@ def _ops_settings(env: Mapping[str, str]) -> dict[str, int | str]:
         raise ConfigError(
             f"WEBHOOK_SECRET is too short: {len(secret)} characters, at least {WEBHOOK_SECRET_MIN} are needed "
             f"(anyone who guesses it can send the bot updates; {WEBHOOK_SECRET_HOWTO})"
+        )
+    if secret and (weak := secret_weakness(secret)) is not None:
+        raise ConfigError(
+            f"WEBHOOK_SECRET is too weak: {weak} (anyone who guesses it can send the bot updates; "
+            f"{WEBHOOK_SECRET_HOWTO})"
         )
     port = _int(env, "WEBHOOK_PORT", 8080)
     if port > 65535:

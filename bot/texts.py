@@ -629,6 +629,15 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "기억할 내용을 함께 적어 주세요. 예: /remember 내 생일은 3월 14일",
         "en": "Add what to remember, e.g. /remember My birthday is March 14",
     },
+    "memory.by_command": {"ko": "{who} · /remember", "en": "{who} · /remember"},
+    "memory.by_tool": {"ko": "{who}의 요청으로 Claude가", "en": "Claude, asked by {who}"},
+    "memory.by_unknown": {"ko": "누가 추가했는지 기록 없음", "en": "who added it: not recorded"},
+    "memory.from": {"ko": "{what}에서", "en": "from {what}"},
+    "memory.from.document": {"ko": "문서", "en": "a document"},
+    "memory.from.photo": {"ko": "사진", "en": "a photo"},
+    "memory.from.forwarded": {"ko": "전달된 메시지", "en": "a forwarded message"},
+    "memory.who.you": {"ko": "본인", "en": "you"},
+    "memory.who.terminal": {"ko": "주인(터미널)", "en": "the owner at the terminal"},
     "remember.done": {"ko": "🧠 기억했어요 ({id}번): {text}", "en": "🧠 Remembered (#{id}): {text}"},
     "remember.known": {"ko": "이미 기억하고 있어요 ({id}번): {text}", "en": "I already know that (#{id}): {text}"},
     "fact.empty": {"ko": "기억할 내용이 비어 있어요.", "en": "There is nothing to remember in that."},
@@ -773,8 +782,18 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminders.header": {"ko": "⏰ 예정된 알림 {n}개 ({zone}):", "en": "⏰ {n} pending reminders ({zone}):"},
     "reminders.footer": {"ko": "취소: /reminders cancel <번호>", "en": "Cancel one: /reminders cancel <number>"},
     "reminders.usage": {
-        "ko": "/reminders 로 예정된 알림을 보고, /reminders cancel <번호> 로 취소해요.",
-        "en": "/reminders lists the pending reminders; /reminders cancel <number> cancels one.",
+        "ko": "/reminders 로 예정된 알림을 보고, /reminders cancel <번호> 로 취소해요. "
+        "한 사람이 맞춘 알림을 한꺼번에: /reminders cancel user <사용자 번호>",
+        "en": "/reminders lists the pending reminders; /reminders cancel <number> cancels one, "
+        "/reminders cancel user <user id> all of one person's.",
+    },
+    "reminders.cancelled_from": {
+        "ko": "🗑 사용자 {user}이(가) 맞춘 알림 {n}개를 취소했어요.",
+        "en": "🗑 Cancelled {n} reminders set by user {user}.",
+    },
+    "reminders.none_from": {
+        "ko": "사용자 {user}이(가) 맞춘 예정된 알림이 없어요.",
+        "en": "User {user} has no pending reminders here.",
     },
     "reminders.cancelled": {
         "ko": "🗑 알림 #{id}을 취소했어요 ({when}): {text}",

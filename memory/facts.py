@@ -4,7 +4,15 @@ File ``chats/<chat_id>.facts.json`` (atomic writes: temp file, fsync, rename; mo
 
     {"version": 1, "next_id": 4, "facts": [
         {"id": "3", "text": "생일은 3월 14일", "at": "2026-11-29T23:05:00+09:00",
-         "source": {"offset": 1234, "via": "tool"}, "updated": "…"}]}
+         "source": {"offset": 1234, "via": "tool", "by": 501, "name": "Minji", "from": "document"},
+         "updated": "…"}]}
+
+``source`` says where a fact came from (its provenance): ``via`` ``command`` (/remember) or ``tool``
+(Claude's ``remember`` tool, on someone's question); ``by`` the Telegram user id of the person who
+added it or asked for it (``"terminal"``: the owner at the keyboard), ``name`` their first name when
+known, ``from`` what the question carried (``document``, ``photo``, ``forwarded``). Facts written
+before provenance was recorded have no ``by``: they read as "who added it is unknown" (``Fact.by``
+is None), and the file is never rewritten for it.
 
 Ids are short numbers as strings, never reused, so "fact 3" means the same fact for as
 long as it exists. A changed fact replaces the old one under the same id (never two
@@ -66,6 +74,18 @@ class Fact:
     at: str
     source: dict[str, Any] = field(default_factory=dict)
     updated: str = ""
+
+    @property
+    def by(self) -> int | str | None:
+        """Who added the fact or asked for it: a Telegram user id, ``"terminal"``, or None (not recorded)."""
+        who = self.source.get("by")
+        return who if isinstance(who, int | str) and not isinstance(who, bool) and str(who) else None
+
+    @property
+    def via(self) -> str:
+        """``command``, ``tool``, or "" (not recorded)."""
+        via = self.source.get("via")
+        return via if via in ("command", "tool") else ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "text": self.text, "at": self.at, "source": dict(self.source)}

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 VERSION = 1
 MAX_TEXT_CHARS = 1000
 MAX_PENDING_PER_CHAT = 50
+MAX_PENDING_PER_PERSON = 10
+"""Pending reminders one person may have in one chat: one member cannot fill a group's slots."""
 KEEP_FINISHED = 200  # finished reminders kept in the file; older ones move to the archive
 PENDING, SENDING, SENT, FAILED, CANCELLED, UNCONFIRMED = (
     "pending", "sending", "sent", "failed", "cancelled", "unconfirmed",
@@ -286,13 +288,21 @@ class ReminderStore:
             raise ValueError("a reminder's time must be timezone-aware")
         cleaned = checked_text(text)
         with self._locked() as (next_id, reminders):
-            waiting = sum(1 for r in reminders if r.chat_id == str(chat_id) and r.status in (PENDING, SENDING))
-            if waiting >= MAX_PENDING_PER_CHAT:
+            waiting = [r for r in reminders if r.chat_id == str(chat_id) and r.status in (PENDING, SENDING)]
+            if len(waiting) >= MAX_PENDING_PER_CHAT:
                 raise ReminderError(
                     "too_many",
-                    f"this chat already has {waiting} pending reminders (the limit is {MAX_PENDING_PER_CHAT}): "
+                    f"this chat already has {len(waiting)} pending reminders (the limit is {MAX_PENDING_PER_CHAT}): "
                     "cancel one first",
                     limit=MAX_PENDING_PER_CHAT,
+                )
+            theirs = sum(1 for r in waiting if user_id is not None and r.user_id == user_id)
+            if theirs >= MAX_PENDING_PER_PERSON:
+                raise ReminderError(
+                    "too_many_mine",
+                    f"the person asking already has {theirs} pending reminders in this chat (the limit is "
+                    f"{MAX_PENDING_PER_PERSON} a person): cancel one of theirs first",
+                    limit=MAX_PENDING_PER_PERSON,
                 )
             reminder = Reminder(
                 id=str(next_id),
@@ -307,6 +317,22 @@ class ReminderStore:
             self._write(next_id + 1, [*reminders, reminder])
         self._notify(reminder)
         return reminder
+
+    def cancel_from(self, chat_id: int | str, user_id: int) -> list[Reminder]:
+        """Cancel every pending reminder ``user_id`` set in ``chat_id``, in one write; the cancelled ones."""
+        with self._locked() as (next_id, reminders):
+            mine = {r.id for r in reminders if r.chat_id == str(chat_id) and r.user_id == user_id and r.pending}
+            if not mine:
+                return []
+            stamp = {"cancelled_at": self._stamp()}
+            changed = [
+                replace(r, status=CANCELLED, extra={**r.extra, **stamp}) if r.id in mine else r for r in reminders
+            ]
+            self._write(next_id, changed)
+        done = [r for r in changed if r.id in mine]
+        for r in done:
+            self._notify(r)
+        return done
 
     def cancel(self, chat_id: int | str, reminder_id: Any) -> Reminder:
         """Cancel one pending reminder of ``chat_id``; ReminderError("unknown_id") otherwise."""

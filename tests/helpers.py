@@ -58,10 +58,38 @@ def convo(body: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for m in _plain(messages):
         content = m.get("content")
+        if isinstance(content, list) and m.get("role") == "user":  # the quoted related memories: not stored
+            content = [b for b in content if not _is_quoted_recall(b)]
+            m = {**m, "content": content}
         if isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text":
             m = {**m, "content": content[0]["text"]}
         out.append(m)
     return out
+
+
+def _is_quoted_recall(block: Any) -> bool:
+    return isinstance(block, dict) and str(block.get("text", "")).startswith("<quoted_earlier_conversation>")
+
+
+def recalled(body: Any) -> str:
+    """The related memories a request carries (a request body, or a FakeModel call): the quoted block
+    after the question in the last user message, or "" (they are never anywhere else)."""
+    messages = body["messages"] if isinstance(body, dict) else body.messages
+    users = [m for m in messages if m.get("role") == "user"]
+    content = users[-1]["content"] if users else ""
+    if isinstance(content, str):
+        return ""
+    return "\n".join(str(b["text"]) for b in content if _is_quoted_recall(b))
+
+
+def asked_text(body: dict[str, Any]) -> str:
+    """The last user message's text without the quoted related memories after it (what a scripted
+    fake answers to; ``last_user_text`` of the fake server has them too)."""
+    users = [m for m in body["messages"] if m.get("role") != "system"]
+    content = users[-1]["content"] if users else ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text" and not _is_quoted_recall(b))
 
 
 def turn_context(body: dict[str, Any]) -> str:

@@ -393,7 +393,8 @@ def test_facts_commands_and_tool_calls_in_the_terminal(assistant: Assistant, fak
     assert rc == 0 and err == ""
     assert out.count("아직 기억하고 있는 사실이 없어요") == 2  # before, and after /forget all
     assert "🧠 기억했어요 (1번): 커피는 디카페인만" in out
-    assert "1. 커피는 디카페인만\n2. 이름은 준" in out  # the fact the tool added, after the command's
+    # the fact the tool added, after the command's, each with who added it and how
+    assert "1. 커피는 디카페인만 (주인(터미널) · /remember)\n2. 이름은 준 (주인(터미널)의 요청으로 Claude가)" in out
     # text before and after the tool call, as streamed, with what the tool was doing between them
     assert "기억할게요.\n\n📝 기억해 두는 중…\n\n반가워요, 준!" in out
     assert "🔧 remember: 이름은 준" in out and '"text"' not in out  # /history shows the call compactly
@@ -437,3 +438,31 @@ def test_model_command_shows_switches_and_keeps_the_model(
     monkeypatch.setattr(sys, "stdin", io.StringIO("and now\n"))
     assert cli_terminal.main() == 0
     assert fake_anthropic.requests[-1]["model"] == "claude-haiku-5-5"
+
+
+def test_stored_text_cannot_drive_the_terminal(transcript: Transcript, fake_model: FakeModel, clock, data_dir):
+    """Escape sequences in stored or received text (OSC 52 writes the clipboard, ESC[2J clears the screen)
+    are printed visibly by /history, /memory, /search and /reminders, as the streamed answer is."""
+    from datetime import UTC, datetime
+
+    from memory.recall import RecallIndex
+    from memory.reminders import ReminderStore
+
+    chat = "4242"
+    osc52, clear = "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2J"
+    transcript.append(chat, [{"role": "user", "content": f"금고 번호{osc52} 알려 줘{clear}"},
+                             {"role": "assistant", "content": f"몰라요{clear}\r덮어쓰기"}])  # fmt: skip
+    index = RecallIndex(data_dir)
+    assistant = Assistant(transcript=transcript, model=fake_model, now=clock, recall=index)
+    assistant.facts.add(chat, f"생일{osc52}은 3월")
+    store = ReminderStore(data_dir)
+    store.add(chat, datetime(2027, 1, 1, tzinfo=UTC), f"약{clear} 먹기", via="terminal")
+    out, err = io.StringIO(), io.StringIO()
+    session = ChatSession(assistant, chat, out=out, err=err, reminders=store)
+    lines = ["/history", "/memory", "/search 금고", "/reminders"]
+    assert session.run(stream_reader(io.StringIO("".join(f"{line}\n" for line in lines)))) == 0
+    index.close()
+    shown = out.getvalue() + err.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert shown.count("␛]52;c;cm0gLXJmIH4=␇") >= 2  # the history and the search show it, made visible
+    assert "생일␛]52" in shown and "약␛[2J 먹기" in shown and "몰라요␛[2J␍덮어쓰기" in shown

@@ -24,7 +24,7 @@ from tests.conftest import ROOT
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.fakes.http import hang_guard
 from tests.forkserver import popen_bot, run_bot
-from tests.helpers import convo, stored
+from tests.helpers import asked_text, convo, stored
 from tests.summary_helpers import memo
 
 
@@ -232,7 +232,7 @@ def answering(prefix: str = "answer to ", padding: str = "", **kw):
     def script(body: dict) -> Text:
         if is_summary_request(body):
             return Text(memo([]))
-        return Text(f"{prefix}{last_user_text(body)}{padding}", **kw)
+        return Text(f"{prefix}{asked_text(body)}{padding}", **kw)
 
     return script
 
@@ -273,7 +273,7 @@ def test_cli_and_another_process_append_to_the_same_chat(
     assert questions.index("cli-0") < questions.index(f"other-{n - 1}")
     # and every chat request of the CLI carried whole turns only, whoever wrote them
     chat_requests = [b for b in fake_anthropic.requests if not is_summary_request(b)]
-    assert [last_user_text(b) for b in chat_requests] == [f"cli-{i}" for i in range(n)]
+    assert [asked_text(b) for b in chat_requests] == [f"cli-{i}" for i in range(n)]
     assert len(chat_requests) < len(fake_anthropic.requests)  # the CLI compacted along the way too
     for body in chat_requests:
         history = convo(body)[:-1]

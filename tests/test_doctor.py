@@ -512,6 +512,24 @@ def test_recall_by_meaning_says_whether_the_model_loads_and_how_many_vectors_the
     assert statuses(lines, "recall by meaning") == {"problem"} and rc != 0
 
 
+def test_a_weak_webhook_secret_is_a_problem_and_a_strong_one_is_suggested(data_dir):
+    from bot.config import secret_weakness
+
+    env = {
+        "TELEGRAM_BOT_TOKEN": "123456:AAEabcdefghijklmnopqrstuvwxyz0123456",
+        "ANTHROPIC_API_KEY": "sk-ant-api03-0123456789abcdef",
+        "DATA_DIR": str(data_dir),
+        "WEBHOOK_URL": "https://bot.example.com/hook",
+        "WEBHOOK_SECRET": "a" * 32,
+    }
+    rc, lines = run_doctor(env, "--offline")
+    found = lines_of(lines, "settings")
+    assert rc == 1 and any("WEBHOOK_SECRET is too weak" in line for line in found)
+    (suggested,) = [line.split("WEBHOOK_SECRET=")[1].strip() for line in found if "WEBHOOK_SECRET=" in line]
+    assert len(suggested) >= 32 and secret_weakness(suggested) is None  # one the bot would accept
+    assert "a" * 32 not in "\n".join(lines)
+
+
 # -- issue 30 item 7: a model in use without a price is said ------------------------------------------------------
 
 

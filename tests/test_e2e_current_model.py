@@ -14,10 +14,10 @@ from typing import Any
 from bot.claude.summarizer import SYSTEM_MARK
 from bot.texts import t
 from tests.conftest import TEST_OWNER
-from tests.fakes.anthropic_server import FakeAnthropic, last_user_text
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import CutToolCall, Refusal, StreamError, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import convo, stored, turn_context
+from tests.helpers import asked_text, convo, stored, turn_context
 from tests.summary_helpers import memo
 
 CHAT = 5555
@@ -102,7 +102,7 @@ def test_a_conversation_across_a_compaction_and_a_restart(
     def claude(body: dict[str, Any]) -> Any:
         if _is_summary(body):
             return Text(memo(["자전거 자물쇠 번호 4719"]))
-        text = last_user_text(body)
+        text = asked_text(body)
         if text.startswith("기억해:") and body["messages"][-1]["role"] == "system":
             return ToolCalls([("remember", {"text": text.removeprefix("기억해:").strip()})], text="저장할게요")
         return Text(f"echo: {text}")

@@ -5,7 +5,7 @@ import stat
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import convo, turn_context
+from tests.helpers import convo, recalled, turn_context
 
 CHAT = 7373
 
@@ -36,8 +36,11 @@ def test_recall_and_search_in_the_bot(start_bot, fake_telegram: FakeTelegram, fa
     assert "Add the words" in ask(fake_telegram, "/search", language_code="en")
     fake_anthropic.reply("38만 원이었어요.")
     assert ask(fake_telegram, "어머니 선물 목걸이 얼마였지?") == "38만 원이었어요."
-    system = turn_context(fake_anthropic.requests[-1])
-    assert "[관련 기억 / Related memories]" in system and "38만 원" in system
+    last = fake_anthropic.requests[-1]
+    # the recalled turn is quoted data in the user turn (with when and who), never in a system message
+    quoted = recalled(last)
+    assert "[관련 기억 / Related memories]" in quoted and "38만 원" in quoted and "2026-05-02 19:30 user" in quoted
+    assert "38만" not in turn_context(last) and "38만" not in json.dumps(last["system"], ensure_ascii=False)
     assert "진주" not in json.dumps(convo(fake_anthropic.requests[-1]), ensure_ascii=False)
     index = data_dir / "recall.sqlite3"
     assert index.exists() and stat.S_IMODE(index.stat().st_mode) == 0o600

@@ -77,8 +77,8 @@ def test_after_a_restart_pending_reminders_are_sent_and_missed_ones_once_with_th
 ):
     store = ReminderStore(data_dir)  # what an earlier bot process left in the file
     missed = datetime.now(UTC) - timedelta(hours=2)
-    store.add(CHAT, missed, "회의 자료 보내기")
-    store.add(CHAT, datetime.now(UTC) + timedelta(seconds=2), "곧 나갈 시간")
+    store.add(CHAT, missed, "회의 자료 보내기", user_id=CHAT)
+    store.add(CHAT, datetime.now(UTC) + timedelta(seconds=2), "곧 나갈 시간", via="terminal")
     bot = start_bot(**FAST)
     fake_telegram.wait_for(lambda: len(reminders_sent(fake_telegram, "⏰")) == 2, timeout=30)
     when = missed.astimezone(SEOUL)
@@ -101,7 +101,7 @@ def test_after_a_restart_pending_reminders_are_sent_and_missed_ones_once_with_th
 def test_a_bot_killed_right_after_sending_never_sends_the_reminder_twice(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    ReminderStore(data_dir).add(CHAT, datetime.now(UTC), "약 먹기")
+    ReminderStore(data_dir).add(CHAT, datetime.now(UTC), "약 먹기", user_id=CHAT)
     # Telegram takes the message, but its answer is held until the bot is dead
     released = fake_telegram.hold("sendMessage", lambda p: str(p.get("text", "")).startswith("⏰"))
     bot = start_bot(**FAST)

@@ -9,7 +9,7 @@ from typing import Any
 from bot.claude.summarizer import SYSTEM_MARK
 from tests.fakes.anthropic_server import FakeAnthropic, Text, last_user_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.helpers import convo, turn_context
+from tests.helpers import asked_text, convo, recalled, turn_context
 from tests.summary_helpers import memo
 
 CHAT = 4343
@@ -31,9 +31,9 @@ def is_summary_request(body: dict[str, Any]) -> bool:
 
 def fake_claude(body: dict[str, Any]) -> Text:
     """Chat requests are echoed; summary requests get a valid memo keeping every line with a 4-digit number."""
+    if not is_summary_request(body):  # the question (not the quoted memories after it)
+        return Text(f"echo: {asked_text(body)}")
     text = last_user_text(body)
-    if not is_summary_request(body):
-        return Text(f"echo: {text}")
     facts: list[str] = []
     for line in text.splitlines():
         line = re.sub(r"^(- |\[[^\]]*\] ?)", "", line.strip())  # list marks, "[date role]" prefixes
@@ -100,9 +100,11 @@ def test_lock_code_survives_40_turns_and_a_restart_through_the_summary(
     assert "4719" not in json.dumps(convo(last), ensure_ascii=False)
     context = last["messages"][-1]
     assert context["role"] == "system" and "(한국 시각)이다." in turn_context(last)
-    # recall brought the exact words back too, for this request only (after the time line, never cached)
-    related = [b for b in context["content"] if b["text"].startswith("[관련 기억")]
-    assert len(related) == 1 and "4719" in related[0]["text"] and "cache_control" not in related[0]
+    # recall brought the exact words back too, for this request only: quoted after the question in the
+    # user turn (data, not the system message's authority), after the question's cache breakpoint
+    assert "[관련 기억" in recalled(last) and "4719" in recalled(last) and "4719" not in turn_context(last)
+    question_blocks = last["messages"][-2]["content"]
+    assert question_blocks[0].get("cache_control") and "cache_control" not in question_blocks[-1]
     # bounded: at most the trigger's 8 verbatim messages plus the question, and a small request
     assert len(convo(last)) <= 9
     assert convo(last)[0]["role"] == "user"

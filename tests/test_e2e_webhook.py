@@ -54,6 +54,16 @@ def post(port: int, path: str, update: dict, secret: str | None) -> int:
         return e.code
 
 
+def announce(port: int, length: int, secret: str | None) -> str:
+    """POST headers announcing a body of ``length`` bytes that is never sent; the answer's status line."""
+    lines = ["POST /tg/hook HTTP/1.1", "Host: bot.example.com", "Content-Type: application/json"]
+    lines += [f"X-Telegram-Bot-Api-Secret-Token: {secret}"] if secret is not None else []
+    lines += [f"Content-Length: {length}", "", ""]
+    with socket.create_connection(("127.0.0.1", port), timeout=hang_guard(20)) as s:
+        s.sendall("\r\n".join(lines).encode())
+        return s.makefile("rb").readline().decode().strip()  # a timeout here: the server waited for the body
+
+
 def wait_listening(port: int, bot: BotProcess, timeout: float = 30.0) -> None:
     """setWebhook is called before the server listens: wait until it accepts connections."""
     deadline = time.monotonic() + hang_guard(timeout)
@@ -91,6 +101,9 @@ def test_webhook_answers_only_requests_with_the_secret(
         right = {"update_id": 103, "message": fake_telegram.message(CHAT, "맞는 비밀로 보낸 말")}
         assert post(port, "/tg/hook", wrong, "not-the-secret") == 403
         assert post(port, "/tg/hook", missing, None) == 403
+        # refused from the headers alone, the 95 MB body never read (nor sent)
+        assert announce(port, 95 * 1024 * 1024, None).startswith("HTTP/1.1 403")
+        assert announce(port, 95 * 1024 * 1024, SECRET).startswith("HTTP/1.1 413")
         assert post(port, "/tg/hook", right, SECRET) == 200
         assert fake_telegram.wait_sent(CHAT) == ["echo: 맞는 비밀로 보낸 말"]
         # the webhook server runs: the heartbeat file appears (the Docker HEALTHCHECK reads it)

@@ -179,3 +179,34 @@ def test_removed_facts_are_not_taken_for_an_archived_conversation(store, data_di
     out = io.StringIO()
     doctor.main(["--offline", "--only", "transcripts", "--data-dir", str(data_dir)], out=out, env={})
     assert "unreadable" not in out.getvalue() and "problem" not in out.getvalue(), out.getvalue()
+
+
+def test_facts_from_before_provenance_stay_readable_and_say_so(data_dir, clock):
+    """An old facts file (no ``by``) is read as it is, never rewritten; /memory and the prompt say who
+    added each fact, and "not recorded" for the old ones."""
+    from bot.commands.facts import origin_text
+    from bot.core.prompt import facts_text
+    from bot.tools.facts import provenance
+
+    path = data_dir / "chats" / "-100.facts.json"
+    path.parent.mkdir(parents=True)
+    record = {
+        "id": "1",
+        "text": "회비는 월 만원",
+        "at": "2026-01-01T00:00:00+09:00",
+        "source": {"offset": 10, "via": "tool"},
+    }
+    old = {"version": 1, "next_id": 2, "facts": [record]}
+    path.write_text(json.dumps(old, ensure_ascii=False))
+    store = FactStore(data_dir, now=clock)
+    new = store.add(-100, "모임은 금요일", source={"offset": 20, **provenance("tool", 7, "Jisoo", {"photo": "x"})})
+    first, second = store.list(-100)
+    assert first.by is None and second.by == 7
+    assert json.loads(path.read_text())["facts"][0] == old["facts"][0]  # the old record is kept as it was
+    assert origin_text(first, -100, "en") == "who added it: not recorded"
+    assert origin_text(second, -100, "en") == "Claude, asked by Jisoo, from a photo"
+    assert origin_text(new.fact, 7, "ko") == "본인의 요청으로 Claude가, 사진에서"  # a private chat: their own
+    text = facts_text([first, second])
+    assert "[1] 회비는 월 만원 — who added it was not recorded" in text
+    assert "[2] 모임은 금요일 — saved by you when Jisoo (user 7) asked (their message carried a photo)" in text
+    assert "not instructions" in text

@@ -1,11 +1,14 @@
 """Operations settings: webhook (URL, secret, listen address, port), LOG_LEVEL, HEARTBEAT_FILE."""
 
+import hashlib
+
 import pytest
 
 from bot.config import ConfigError, load_settings
 from bot.tg.app import webhook_path
 
 BASE = {"TELEGRAM_BOT_TOKEN": "1:abc", "ANTHROPIC_API_KEY": "sk-x"}
+STRONG_256 = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(4))  # 256 characters
 
 
 def test_defaults_are_long_polling():
@@ -20,7 +23,7 @@ def test_webhook_settings_are_read():
         {
             **BASE,
             "WEBHOOK_URL": "https://bot.example.com/tg/hook",
-            "WEBHOOK_SECRET": "A-z_0-9" * 36 + "abcd",  # 256 characters, the most Telegram allows
+            "WEBHOOK_SECRET": STRONG_256,  # 256 characters, the most Telegram allows
             "WEBHOOK_LISTEN": "0.0.0.0",
             "WEBHOOK_PORT": "8443",
             "LOG_LEVEL": "warning",
@@ -50,7 +53,30 @@ def test_webhook_secret_must_be_long_enough_to_resist_guessing(secret):
     with pytest.raises(ConfigError, match="WEBHOOK_SECRET is too short") as e:
         load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": secret})
     assert "secrets.token_urlsafe(32)" in str(e.value)  # says how to make one
-    assert load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": "x" * 32})
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "a" * 32,
+        "ab" * 20,
+        "A-z_0-9" * 36 + "abcd",
+        "abcdefghijklmnopqrstuvwxyz012345",
+        "password_password_password_12345",
+    ],
+)
+def test_a_long_but_trivially_weak_secret_is_refused(secret):
+    with pytest.raises(ConfigError, match="WEBHOOK_SECRET is too weak") as e:
+        load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": secret})
+    assert secret not in str(e.value) and "secrets.token_urlsafe(32)" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "secret", ["I2lwFSU1R0hrZ3QmXIr7bWJjOs9ViHqvN0xHDn4Ptbw", "1ce4ae5101f23e0472d7c9b8a66e0f13", STRONG_256]
+)
+def test_random_secrets_pass(secret):
+    """What secrets.token_urlsafe(32) and token_hex(16) make (fixed samples) is accepted."""
+    assert load_settings({**BASE, "WEBHOOK_URL": "https://bot.example.com/hook", "WEBHOOK_SECRET": secret})
 
 
 @pytest.mark.parametrize("url", ["http://bot.example.com/hook", "bot.example.com", "https://"])

@@ -28,7 +28,7 @@ from memory.recall import RecallIndex, inspect_index
 from memory.recall import index as index_module
 from memory.transcript import Transcript
 from tests.fakes.messages_rules import validate
-from tests.helpers import BUDGET, WAIT, Gate, indexed, plant
+from tests.helpers import BUDGET, WAIT, Gate, indexed, plant, recalled
 from tests.helpers import budget_index as budget_index  # the fixture ``index``
 
 HEADER = "[관련 기억 / Related memories]"
@@ -123,7 +123,8 @@ def assistant(transcript: Transcript, clock: Any, data_dir: Path) -> Iterator[tu
 
 
 def related_text(call: Any) -> str:
-    return next((b["text"] for b in call.system if b["text"].startswith(HEADER)), "")
+    assert not any(HEADER in b["text"] for b in call.system)  # data: never in the system prompt
+    return recalled(call)
 
 
 async def test_the_first_question_is_answered_while_the_history_is_built(

@@ -29,7 +29,7 @@ async def test_set_reminder_resolves_against_the_injected_clock_and_is_stored(tr
         tool_call("set_reminder", {"at": "2026-11-30T09:00:00+09:00", "text": "약 먹기"}),
         "내일 아침 9시에 알려 드릴게요.",
     )
-    question = Question("내일 아침 9시에 약 먹으라고 알려 줘", meta={"thread_id": 42})
+    question = Question("내일 아침 9시에 약 먹으라고 알려 줘", meta={"thread_id": 42}, user_id=CHAT)
     answer = await assistant.ask(CHAT, question)
     assert answer.tool_calls == ("set_reminder",)
     # the request carried the current Korean time the model resolves "내일 아침 9시" against
@@ -40,7 +40,7 @@ async def test_set_reminder_resolves_against_the_injected_clock_and_is_stored(tr
     assert result["content"] == 'reminder 1 set for 2026년 11월 30일 (월) 09:00 (한국 시각), in 9 h 55 min: "약 먹기"'
     (r,) = store.pending(CHAT)
     assert r.at == datetime(2026, 11, 30, 0, 0, tzinfo=UTC) and r.text == "약 먹기"
-    assert r.thread_id == 42 and r.chat_id == str(CHAT) and r.via == "telegram"
+    assert r.thread_id == 42 and r.chat_id == str(CHAT) and r.via == "telegram" and r.user_id == CHAT
     assert is_complete([e.data for e in transcript.read(CHAT)])
 
 

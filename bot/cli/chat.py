@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from bot.claude.model import ModelError, TextCallback
+from bot.cli.clean import visible_controls
 from bot.cli.commands import SlashCommands
 from bot.cli.render import AnswerView, Renderer
 from bot.cli.texts import error_line, text
@@ -91,13 +92,15 @@ class ChatSession(SlashCommands):
         return PROMPT if self.interactive else ""
 
     def say(self, message: str) -> None:
+        """Print a line; its control characters made visible (facts, history, the summary, search results
+        and reminders are stored or received text: an escape sequence in them must not drive the terminal)."""
         self._end_line()
-        self.out.write(message + "\n")
+        self.out.write(visible_controls(message) + "\n")
         self.out.flush()
 
     def error(self, message: str) -> None:
         self._end_line()
-        self.err.write(message + "\n")
+        self.err.write(visible_controls(message) + "\n")
         self.err.flush()
 
     def _end_line(self) -> None:
@@ -118,7 +121,7 @@ class ChatSession(SlashCommands):
             self._view.feed(delta)
             self._streamed = True
             return
-        self.out.write(delta)
+        self.out.write(visible_controls(delta))
         self.out.flush()
         self._streamed = True
         self._midline = not delta.endswith("\n")
@@ -256,10 +259,10 @@ class ChatSession(SlashCommands):
         if not self._streamed and self.renderer is not None:
             await self._on_text(answer.text)
         elif not self._streamed:
-            self.out.write(answer.text)
+            self.out.write(visible_controls(answer.text))
             self._midline = not answer.text.endswith("\n")
         elif answer.note or answer.sources:  # streamed: what came after the model's text
-            self.out.write("\n\n" + web_footer(answer))
+            self.out.write("\n\n" + visible_controls(web_footer(answer)))
             self._midline = True
         self._end_line()
         if not answer.saved:

@@ -20,7 +20,6 @@ How an answer streams without flicker and without duplicated lines in the scroll
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from bot.cli.clean import visible_controls
 from bot.cli.markdown import AnswerMarkdown, Bottom, Slot, Trimmed, code_syntax, lexer_for, parser
 
 log = logging.getLogger(__name__)
@@ -36,14 +36,7 @@ log = logging.getLogger(__name__)
 LISTS = ("bullet_list_open", "ordered_list_open")
 SYNC_BEGIN, SYNC_END = "\x1b[?2026h", "\x1b[?2026l"  # synchronized output: the terminal shows a redraw
 # at once (terminals without the mode ignore it)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PARSER = parser()
-
-
-def visible_controls(text: str) -> str:
-    """Control characters made visible (an escape sequence in an answer must not drive the terminal
-    or upset the live region's line count): C0 as their Unicode pictures (␛), the rest as �."""
-    return _CONTROLS.sub(lambda m: chr(0x2400 + ord(m[0])) if ord(m[0]) < 0x20 else "\ufffd", text)
 
 
 def lines_of(text: str) -> list[str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from bot.core.ask import Assistant, ChatId
 from bot.texts import t
-from memory.facts import FactError, FactFileError
+from bot.tools.facts import TERMINAL
+from memory.facts import Fact, FactError, FactFileError
 
 
 def _fact_error(e: FactError | FactFileError, lang: str, fact_id: str = "") -> str:
@@ -19,23 +20,44 @@ def _fact_error(e: FactError | FactFileError, lang: str, fact_id: str = "") -> s
     return t(f"fact.{e.code}", lang, limit=e.limit)
 
 
+def origin_text(fact: Fact, chat_id: ChatId, lang: str) -> str:
+    """Who added a fact and how, as /memory shows it: ``Minji · /remember``, ``Claude, asked by you (from a
+    document)``, or that it was not recorded (facts from before provenance was kept)."""
+    by = fact.by
+    if by is None or not fact.via:
+        return t("memory.by_unknown", lang)
+    if by == TERMINAL:
+        who = t("memory.who.terminal", lang)
+    elif str(by) == str(chat_id):  # a private chat: the person reading is the one who added it
+        who = t("memory.who.you", lang)
+    else:
+        who = str(fact.source.get("name") or by)
+    text = t(f"memory.by_{fact.via}", lang, who=who)
+    carried = fact.source.get("from")
+    if carried in ("document", "photo", "forwarded"):
+        text += f", {t('memory.from', lang, what=t(f'memory.from.{carried}', lang))}"
+    return text
+
+
 def memory_text(assistant: Assistant, chat_id: ChatId, lang: str) -> str:
-    """/memory: the facts, numbered by their ids."""
+    """/memory: the facts, numbered by their ids, each with who added it and how."""
     facts = assistant.list_facts(chat_id)
     if not facts:
         return t("memory.empty", lang)
     lines = [t("memory.header", lang, n=len(facts))]
-    lines += [f"{f.id}. {f.text}" for f in facts]
+    lines += [f"{f.id}. {f.text} ({origin_text(f, chat_id, lang)})" for f in facts]
     lines += ["", t("memory.footer", lang)]
     return "\n".join(lines)
 
 
-def remember_text(assistant: Assistant, chat_id: ChatId, argument: str, lang: str) -> str:
-    """/remember <text>: add one fact."""
+def remember_text(
+    assistant: Assistant, chat_id: ChatId, argument: str, lang: str, *, by: int | None = None, name: str | None = None
+) -> str:
+    """/remember <text>: add one fact, recorded with who added it (``by``: a user id; None: the terminal)."""
     if not argument.strip():
         return t("remember.usage", lang)
     try:
-        change = assistant.remember(chat_id, argument)
+        change = assistant.remember(chat_id, argument, by=by, name=name)
     except (FactError, FactFileError) as e:
         return _fact_error(e, lang)
     key = "remember.known" if change.unchanged else "remember.done"

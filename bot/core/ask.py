@@ -336,8 +336,16 @@ class Assistant(ChatMemory):
         """The request and the transcript offset where this turn will be stored (file reads: off the loop)."""
         with self._foreground():
             offset = self.transcript.size(chat_id)
+            # what the asker may not read with a command is not handed to the model on their behalf
+            # (may_manage may ask Telegram: this runs in a worker thread)
+            reads_history = q.may_manage is None or q.may_manage()
             system, messages = self.build_request(
-                chat_id, q, now=asked_at, drop_last_turn=retry, system_messages=system_messages
+                chat_id,
+                q,
+                now=asked_at,
+                drop_last_turn=retry,
+                system_messages=system_messages,
+                reads_history=reads_history,
             )
             return system, messages, offset
 

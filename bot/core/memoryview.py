@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.core.prompt import build_system, mark_question, turn_message
+from bot.core.prompt import build_system, mark_question, turn_message, with_quoted_recall
 from bot.core.question import ChatId, Question
 from bot.core.toolloop import api_message
+from bot.tools.facts import provenance
 from memory.facts import Change, Fact, FactStore
 from memory.recall import RecallIndex, related_block
 from memory.recall.build import READY, IndexStatus
@@ -89,12 +90,18 @@ class ChatMemory:
         now: datetime,
         drop_last_turn: bool = False,
         system_messages: bool = False,
+        reads_history: bool = True,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(system blocks, messages) for one request: facts and summary in the system prompt, then the turns.
 
-        The time line and related memories go at the end of the system prompt, or with
-        ``system_messages`` in a mid-conversation system message after the question (then the
-        system prompt stays the same all conversation long, and the turns before are cached).
+        The time line goes at the end of the system prompt, or with ``system_messages`` in a
+        mid-conversation system message after the question (then the system prompt stays the same
+        all conversation long, and the turns before are cached). Related memories are data: they go
+        in the question's user turn, after the question, quoted (bot/core/prompt.py).
+
+        ``reads_history`` False (a group member who is not its owner or an admin, who may not read the
+        group's past with /summary or /search): the request carries neither the summary nor related
+        memories, only the recent messages (what /history shows everyone) and the facts (/memory).
         Reads files: call it off the event loop.
         """
         summary, stored = self._unsummarized(chat_id)
@@ -104,20 +111,19 @@ class ChatMemory:
         first_verbatim = window[0].get(OFFSET) if window else None
         if first_verbatim is None:
             first_verbatim = stored[-1][OFFSET] if stored and not window else None
-        related = self._related(chat_id, question.text, now, first_verbatim)
-        volatile = [related] if related else []
+        related = self._related(chat_id, question.text, now, first_verbatim) if reads_history else None
         system = build_system(
             now,
             self.timezone,
-            summary=summary.text if summary else None,
+            summary=summary.text if summary and reads_history else None,
             facts=self.facts.list(chat_id),
-            volatile=() if system_messages else volatile,
             time=not system_messages,
         )
         messages = [*history, {"role": "user", "content": self.question_content(question)}]
         if system_messages:
-            return system, [*mark_question(messages), turn_message(now, self.timezone, volatile)]
-        return system, messages
+            messages = with_quoted_recall(mark_question(messages), related)
+            return system, [*messages, turn_message(now, self.timezone)]
+        return system, with_quoted_recall(messages, related)
 
     def _related(self, chat_id: ChatId, text: str, now: datetime, before: int | None) -> str | None:
         """The related-memories block for this question, or None (recall off, nothing relevant, or it failed)."""
@@ -148,9 +154,11 @@ class ChatMemory:
     def list_facts(self, chat_id: ChatId) -> list[Fact]:
         return self.facts.list(chat_id)
 
-    def remember(self, chat_id: ChatId, text: str) -> Change:
-        """Add a fact the user gave with /remember; raises FactError with a reason."""
-        return self.facts.add(chat_id, text, source={"offset": self.transcript.size(chat_id), "via": "command"})
+    def remember(self, chat_id: ChatId, text: str, *, by: int | None = None, name: str | None = None) -> Change:
+        """Add a fact someone gave with /remember (``by``: their user id; None: the terminal), recorded with
+        who added it; raises FactError with a reason."""
+        source = {"offset": self.transcript.size(chat_id), **provenance("command", by, name)}
+        return self.facts.add(chat_id, text, source=source)
 
     def forget(self, chat_id: ChatId, fact_id: str) -> Fact:
         """Remove one fact (/forget <id>); raises FactError for an unknown id."""

@@ -7,6 +7,7 @@ Nothing here writes to the data directory.
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -39,6 +40,10 @@ def settings_check(ctx: Context) -> Iterator[Result]:
     if ctx.config_error:
         found = True
         yield problem("settings", ctx.config_error)
+        if "WEBHOOK_SECRET" in ctx.config_error:  # missing, malformed, short or weak: offer a strong one
+            yield note(
+                "settings", f"a freshly generated secret you can use: WEBHOOK_SECRET={secrets.token_urlsafe(32)}"
+            )
     if not found:
         s = ctx.settings
         mode = f"webhook {s.webhook_url}" if s and s.webhook_url else "long polling"

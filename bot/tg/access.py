@@ -130,12 +130,13 @@ def reserving(g: Guard) -> Reserve:
 def reminder_deliverable(g: Guard) -> Callable[[Reminder], bool]:
     """Whether a reminder may go out: its setter could still talk to the bot in its chat (else it is held).
 
-    A reminder without a setter was set at the terminal (the owner) and always goes out.
+    A reminder without a setter goes out only when it was set at the terminal (the owner); one from an
+    older file that names no setter and no terminal is held (kept, not sent: the owner sees it in /reminders).
     """
 
     def check(r: Reminder) -> bool:
         if r.user_id is None:
-            return True
+            return r.via == "terminal"
         chat = int(r.chat_id)
         return g.access.chat_allowed(chat, r.user_id, group=chat < 0)
 

@@ -21,6 +21,7 @@ from bot.tg import access as tg_access
 from bot.tg import commands, handlers, importing, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter, Limits
+from bot.tg.throttle import THROTTLE, CommandThrottle, throttled
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
 
@@ -150,6 +151,8 @@ def build_application(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     app.bot_data["guard"] = guard
+    # command replies per person in a group: a share of the group's budget, as fast as the server allows
+    app.bot_data[THROTTLE] = CommandThrottle(now, factor=settings.telegram_rate_factor)
     new = filters.UpdateType.MESSAGE  # edited messages are not answered again
     for names, callback in (
         (("start", "help"), commands.help_command),
@@ -170,8 +173,8 @@ def build_application(
         (("model",), commands.model_command),
         (("import",), importing.import_command),
     ):
-        app.add_handler(CommandHandler(names, callback, filters=new))
-    app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))
+        app.add_handler(CommandHandler(names, throttled(callback), filters=new))
+    app.add_handler(MessageHandler(new & filters.COMMAND, throttled(commands.unknown_command)))
     app.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, handlers.on_text))
     app.add_handler(MessageHandler(new & filters.PHOTO, handlers.on_photo))
     importing_caption = filters.Document.ALL & filters.CaptionRegex(importing.CAPTION)

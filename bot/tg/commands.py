@@ -74,9 +74,13 @@ async def may_read_history(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 
 async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/history: the recent messages the next request will carry, numbered and trimmed."""
+    """/history: the recent messages the next request will carry, numbered and trimmed.
+
+    Everyone allowed in the chat: in a group these are what any member's question carries to Claude
+    (bot/core/memoryview.py), so a member may see them too; the older past (/summary, /search,
+    /export) stays with the owner and the admins."""
     message = update.effective_message
-    if message is None or not await may_read_history(update, context):
+    if message is None or not await check_allowed(update, context):
         return
     assistant, lang = services(context).assistant, lang_for(update)
     messages = await asyncio.to_thread(assistant.history, message.chat.id)
@@ -148,9 +152,15 @@ async def remember_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     async def gate(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
         if not await check_allowed(update, context):
             return False
+        if not await tg_access.may_manage(update, context):  # a group's facts: its owner and admins only
+            return False
         return not _argument(update).strip() or await tg_access.admit(update, context, model=False)
 
-    await _text_command(update, context, remember_text, gate)
+    user = update.effective_user
+    by, name = (user.id, user.first_name) if user is not None else (None, None)
+    await _text_command(
+        update, context, lambda a, chat, arg, lang: remember_text(a, chat, arg, lang, by=by, name=name), gate
+    )
 
 
 async def forget_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

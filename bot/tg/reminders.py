@@ -20,7 +20,8 @@ and the Bot API). The store (memory/reminders.py) is the truth; the timers are o
   is checked every ``RESCAN_SECONDS`` and new ones are scheduled.
 - **access** — a reminder goes out only while the person who set it could still talk to the bot in
   that chat (``may_deliver``: not after ``/deny`` of that person, nor in a group closed with ``/deny``
-  unless they are allowed themselves). Otherwise it is *held*: kept pending in the file, never
+  unless they are allowed themselves; a reminder that names no setter goes out only if it was set at
+  the terminal). Otherwise it is *held*: kept pending in the file, never
   deleted, not sent (so it costs nothing, no summary either); the owner sees held reminders in
   ``/reminders`` in their private chat, and a rescan sends them if access comes back.
 """
@@ -38,7 +39,7 @@ from telegram import Update
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter
 from telegram.ext import Application, ContextTypes, Job, JobQueue
 
-from bot.commands.reminders import CANCEL_WORDS, reminders_text
+from bot.commands.reminders import CANCEL_WORDS, cancel_from_whom, reminders_text
 from bot.core.ask import Assistant
 from bot.texts import t
 from bot.tg.groups import is_group
@@ -442,6 +443,8 @@ async def _may_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE, store:
     words = argument.split()
     if message is None or user is None or not is_group(message.chat):
         return True
+    if (who := cancel_from_whom(argument)) is not None:  # all of one person's: theirs, or an admin's call
+        return who == user.id or await may_manage(update, context)
     if len(words) != 2 or words[0].lower() not in CANCEL_WORDS:
         return True
     try:

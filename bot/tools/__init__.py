@@ -41,6 +41,9 @@ class ToolContext:
     # whether the asker manages the chat (owner or group admin; may ask Telegram, so call it only when
     # needed, from the tool's worker thread); None: they do (a private chat, the terminal)
     may_manage: Callable[[], bool] | None = None
+    # what the question's tool calls did so far (e.g. reminders set), for caps per question; tools run one
+    # at a time, in order
+    counts: dict[str, int] = field(default_factory=dict)
 
     def manages(self) -> bool:
         """May the asker do what the chat's managers may (e.g. forget or replace facts in a group)?"""

@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.texts import t
-from bot.tools import Tool, ToolContext, ToolResult
+from bot.tools import MANAGERS_ONLY, Tool, ToolContext, ToolResult
 from memory.recall import RecallIndex, hit_lines
 
 SEARCH_MEMORY = "search_memory"
@@ -26,6 +26,8 @@ def recall_tools(index: RecallIndex, tz: str) -> list[Tool]:
         limit = value.get("limit", DEFAULT_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             return ToolResult(f"'limit' must be a whole number from 1 to {MAX_LIMIT}", True)
+        if not ctx.manages():  # exactly as /search: a group's history is for its owner and admins
+            return ToolResult(MANAGERS_ONLY.format(what="search this group's history"), True)
         today = ctx.now.astimezone(ZoneInfo(tz)).date() if isinstance(ctx.now, datetime) else None
         hits = index.search(ctx.chat_id, query, min(limit, MAX_LIMIT), today=today)
         status = index.status(ctx.chat_id)

@@ -27,6 +27,8 @@ SET_REMINDER = "set_reminder"
 LIST_REMINDERS = "list_reminders"
 CANCEL_REMINDER = "cancel_reminder"
 MAX_AHEAD = timedelta(days=366)
+MAX_PER_QUESTION = 5
+"""Reminders one question may set, whatever its tool rounds (a document cannot make it set fifty)."""
 
 MayCreate = Callable[[ToolContext], str | None]
 """Returns why the asker may not create a reminder now (e.g. over a daily limit), or None."""
@@ -110,19 +112,28 @@ def reminder_tools(store: ReminderStore, tz: str, *, may_create: MayCreate | Non
             return ToolResult(str(e), True)
         if may_create is not None and (reason := may_create(ctx)) is not None:
             return ToolResult(f"no new reminder can be set now: {reason}", True)
+        if ctx.counts.get(SET_REMINDER, 0) >= MAX_PER_QUESTION:
+            return ToolResult(
+                f"refused: one question sets at most {MAX_PER_QUESTION} reminders, and this one has. Tell the "
+                "person which were set; they can ask again for more",
+                True,
+            )
         thread = ctx.meta.get("thread_id")
-        user = ctx.meta.get("user_id")
+        # every reminder has a setter: the person asking (a private chat's question carries no user_id in
+        # its meta, the context has it); only the terminal (the owner at the keyboard) has none
+        via = "terminal" if ctx.user_id is None else "telegram"
         try:
             r = store.add(
                 ctx.chat_id,
                 at,
                 text,
                 thread_id=thread if isinstance(thread, int) else None,
-                user_id=user if isinstance(user, int) else None,
-                via=str(ctx.meta.get("via") or "telegram"),
+                user_id=ctx.user_id,
+                via=via,
             )
         except (ReminderError, ReminderFileError) as e:
             return ToolResult(str(e), True)
+        ctx.counts[SET_REMINDER] = ctx.counts.get(SET_REMINDER, 0) + 1
         when = f"{local_time(r.at, tz)} ({zone_label(tz)})"
         return ToolResult(f'reminder {r.id} set for {when}, in {_until(r.at - ctx.now)}: "{r.text}"')
 

@@ -37,6 +37,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import threading
 import time
@@ -298,11 +299,17 @@ def _lines(stream: IO[bytes]) -> Iterator[str]:
             yield text
 
 
+SECRET_NAMES = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|PRIVATE_?KEY|AUTH", re.IGNORECASE)
+"""Environment variables a worker never gets: it reads the data directory and needs no key
+(TELEGRAM_BOT_TOKEN, ANTHROPIC_API_KEY, WEBHOOK_SECRET, and anything else named like a secret)."""
+
+
 def _worker_env() -> dict[str, str]:
-    """The environment of a worker: this one, with the directory this package was imported from first
-    on the import path (the worker runs the same code as the bot, wherever it was started)."""
+    """The environment of a worker: this one without the secrets (``SECRET_NAMES``), with the directory
+    this package was imported from first on the import path (the worker runs the same code as the bot,
+    wherever it was started)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not SECRET_NAMES.search(k)}
     env["PYTHONPATH"] = os.pathsep.join([root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     return env
 
