@@ -15,7 +15,7 @@ from bot.claude.client import ClaudeModel
 from bot.claude.model import ModelError
 from bot.claude.modelinfo import ModelCatalog
 from bot.claude.summarizer import Summarizer
-from bot.core.ask import Assistant
+from bot.core.ask import Assistant, Question
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.scripts import (
@@ -211,3 +211,31 @@ async def test_a_model_without_system_messages_gets_the_time_in_the_system_promp
     fake_anthropic.reply(Text("또 안녕"))
     await assistant.ask(1, "또")
     assert len(fake_anthropic.rejected) == 1  # never tried again
+
+
+@pytest.mark.parametrize("script", [Refusal(text="I can"), Text("")], ids=["refusal", "empty"])
+async def test_a_refused_or_empty_answer_is_charged_with_its_searches(
+    fake_anthropic: FakeAnthropic, data_dir: Path, script
+):
+    """Issue 29 item 4: the API bills a refusal and an empty answer; the asker is charged, searches included."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = make_assistant(fake_anthropic, data_dir)
+    assistant.on_spend = spent.append
+    script.usage.update({"input_tokens": 150_300, "server_tool_use": {"web_search_requests": 2}})
+    fake_anthropic.reply(script)
+    with pytest.raises(ModelError) as e:
+        await assistant.ask(1, Question("뭐든", user_id=7))
+    assert e.value.kind == ("refusal" if isinstance(script, Refusal) else "empty")
+    assert [(s.user_id, s.usage.input_tokens, s.usage.web_searches) for s in spent] == [(7, 150_300, 2)]
+    assert stored(data_dir, 1) == []
+
+
+async def test_a_refused_summary_is_charged(fake_anthropic: FakeAnthropic, data_dir: Path):
+    charged: list[tuple[int, str]] = []
+    summarize = Summarizer(claude(fake_anthropic, data_dir), on_usage=lambda u, m: charged.append((u.input_tokens, m)))
+    fake_anthropic.reply(Refusal(usage={"input_tokens": 4321}))
+    with pytest.raises(ModelError):
+        await summarize(None, [{"role": "user", "content": "x"}])
+    assert charged == [(4321, "claude-sonnet-5-5")]

@@ -287,15 +287,9 @@ class ClaudeModel:
             raise ModelError("timeout", str(e) or type(e).__name__) from e
         except httpx2.HTTPError as e:
             raise ModelError("connection", str(e) or type(e).__name__) from e
-        if final.stop_reason == "refusal":
-            details = getattr(final, "stop_details", None)
-            raise ModelError("refusal", str(getattr(details, "category", "") or ""))
         blocks = [b for b in (_block(b) for b in final.content) if b is not None]
         text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
-        calls = [b for b in blocks if b["type"] == "tool_use"]
-        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
-            raise ModelError("empty", f"stop_reason={final.stop_reason}")
-        u = final.usage
+        u = final.usage  # read first: a refused or empty answer is billed like any other
         server = getattr(u, "server_tool_use", None)  # web searches and fetches Anthropic ran
         usage = Usage(
             input_tokens=u.input_tokens or 0,
@@ -305,7 +299,14 @@ class ClaudeModel:
             web_searches=getattr(server, "web_search_requests", None) or 0,
             web_fetches=getattr(server, "web_fetch_requests", None) or 0,
         )
-        return Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
+        reply = Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
+        if final.stop_reason == "refusal":
+            details = getattr(final, "stop_details", None)
+            raise ModelError("refusal", str(getattr(details, "category", "") or ""), reply=reply)
+        calls = [b for b in blocks if b["type"] == "tool_use"]
+        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
+            raise ModelError("empty", f"stop_reason={final.stop_reason}", reply=reply)
+        return reply
 
 
 def _block(block: Any) -> dict[str, Any] | None:

@@ -92,10 +92,13 @@ class ModelError(Exception):
     mid-conversation system message: the request is rebuilt without one)
     """
 
-    def __init__(self, kind: str, detail: str = "") -> None:
+    def __init__(self, kind: str, detail: str = "", *, reply: Reply | None = None) -> None:
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
         self.detail = detail
+        # the response when the API answered (and billed) it but the answer is unusable (refusal, empty):
+        # its usage is charged to the person who asked like any other call's
+        self.reply = reply
 
 
 class Model(Protocol):
@@ -216,8 +219,9 @@ class FakeModel:
         if on_tool is not None:
             for use in reply.tool_calls:
                 await on_tool(str(use.get("name")))
-        if reply.stop_reason == "refusal":
-            raise ModelError("refusal")
         chars = sum(len(str(m.get("content"))) for m in messages) + len(call.system_text)
-        usage = Usage(input_tokens=chars // 3, output_tokens=max(1, len(str(reply.blocks)) // 3))
-        return Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))
+        usage = reply.usage if reply.usage != Usage() else Usage(chars // 3, max(1, len(str(reply.blocks)) // 3))
+        out = Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))
+        if reply.stop_reason == "refusal":
+            raise ModelError("refusal", reply=out)
+        return out

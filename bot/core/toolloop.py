@@ -147,6 +147,9 @@ class ToolLoop:
                     on_tool=progress if may_use_tools and tools else None,
                 )
             except ModelError as e:
+                if e.reply is not None:  # billed (a refusal, an empty answer): charged to the asker all the same
+                    out.usage = out.usage + e.reply.usage
+                    self.spend("tool" if out.rounds else "answer", e.reply)
                 if not server or not self._search_failed(e, ctx):
                     raise
                 # answer without searching: the same request without the web tools (and their blocks), once
