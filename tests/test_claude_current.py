@@ -63,6 +63,7 @@ async def test_a_tool_round_sends_the_thinking_back_verbatim_and_stores_the_turn
     # exactly the blocks of the first reply: thinking (with its signature) first, then the tool call
     kinds = [b["type"] for b in sent_back["content"]]
     assert kinds[0] == "thinking" and kinds[-1] == "tool_use" and sent_back["content"][0]["signature"]
+    assert sent_back["content"][-1]["caller"] == {"type": "direct"}  # every field as received (issue 30 item 2)
     # the per-turn context follows the question, the system prompt has no clock, both rounds alike
     assert first["system"] == second["system"] and "(한국 시각)이다." in turn_context(first)
     assert first["output_config"] == {"effort": "medium"} and "thinking" not in first

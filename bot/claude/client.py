@@ -319,9 +319,10 @@ def _block(block: Any) -> dict[str, Any] | None:
         if citations:
             out["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in citations]
         return out
-    if kind == "tool_use":
-        value = block.input if isinstance(block.input, dict) else {}
-        return {"type": "tool_use", "id": str(block.id), "name": str(block.name), "input": value}
+    if kind == "tool_use":  # every field as received (``caller``, ``toolset_name``, …): it goes back unmodified
+        out = block.model_dump(mode="json", exclude_none=True)
+        out["input"] = block.input if isinstance(block.input, dict) else {}
+        return out
     if kind == "thinking":
         return {"type": "thinking", "thinking": str(block.thinking or ""), "signature": str(block.signature or "")}
     if kind == "redacted_thinking":
