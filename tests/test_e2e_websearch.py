@@ -8,8 +8,10 @@ next question in the same chat are both checked.
 import json
 import re
 
+import pytest
+
 from tests.conftest import TEST_OWNER
-from tests.fakes.anthropic_server import FakeAnthropic, Text
+from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, ToolCalls
 from tests.fakes.server_tools import Page, Search, WebAnswer
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored
@@ -158,3 +160,24 @@ def test_an_organization_without_search(
     assert len(fake_anthropic.rejected) == 1
     assert bot.stop() == 0
     assert bot.log.count("web search is not enabled for the organization") == 1
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5"])
+def test_a_search_that_times_out_after_a_tool_round_still_answers(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, model
+):
+    """Issue 30 item 1 on the real bot: the retry is the question again, without the web tools and
+    without the failed turn's thinking, so it passes the prefix checks (default model and another family)."""
+    bot = start_bot(ANTHROPIC_MODEL=model, **FAST)
+    fake_anthropic.reply(
+        ToolCalls([("remember", {"text": "뉴스를 자주 묻는다"})]),
+        Error(504, "timeout_error", "Request timeout"),
+        Text("검색 없이 답해요"),
+    )
+    fake_telegram.send_text(CHAT, "오늘 뉴스?")
+    assert fake_telegram.wait_sent(CHAT)[-1] == "검색 없이 답해요\n\n⚠️ 웹 검색을 하지 못해 검색 없이 답했어요."
+    assert fake_anthropic.rejected == []
+    retried = fake_anthropic.requests[-1]
+    assert not server_blocks(retried) and all(t.get("type", "custom") == "custom" for t in retried["tools"])
+    assert [m["role"] for m in stored(data_dir, CHAT)] == ["user", "assistant"]
+    assert bot.stop() == 0

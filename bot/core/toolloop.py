@@ -97,6 +97,7 @@ class ToolLoop:
     ) -> LoopResult:
         """Raises ModelError when a call fails, the model refuses, a tool call was cut by the output
         limit, or the final answer is empty (nothing is stored then)."""
+        question = messages  # the question's own prefix (history, question, per-turn context): restarts go back to it
         schemas = self.toolbox.schemas()
         server = self.web.tools() if self.web is not None else []  # after ours: the cached prefix never moves
         out = LoopResult()
@@ -152,9 +153,13 @@ class ToolLoop:
                     self.spend("tool" if out.rounds else "answer", e.reply)
                 if not server or not self._search_failed(e, ctx):
                     raise
-                # answer without searching: the same request without the web tools (and their blocks), once
+                # answer without searching, once: the question again from its own prefix, without the web
+                # tools. Nothing of this turn goes back (no signed thinking whose prefix, tools included, would
+                # now differ: a 400 on the models with the prefix check), so changing the tools is safe.
                 server, note = [], progress_text("no_search", self.lang)
-                messages, paused = _without_server_blocks(messages), storable(paused)
+                messages, paused, shown[:] = question, [], []
+                out.stored, out.rounds, out.web = [], 0, WebTrail()
+                trail = out.web
                 continue
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
@@ -255,17 +260,3 @@ def joined_text(blocks: list[dict[str, Any]]) -> str:
         else:
             out += piece
     return out.strip()
-
-
-def _without_server_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages without web search blocks (and without an assistant message left empty by that)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        content = m.get("content")
-        if m.get("role") == "assistant" and isinstance(content, list):
-            kept = storable(content)
-            if not kept:
-                continue
-            m = {**m, "content": kept}
-        out.append(m)
-    return out
