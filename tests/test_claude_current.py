@@ -200,18 +200,45 @@ async def test_max_tokens_is_capped_at_the_models_limit(fake_anthropic: FakeAnth
 async def test_a_model_without_system_messages_gets_the_time_in_the_system_prompt(
     fake_anthropic: FakeAnthropic, data_dir: Path
 ):
+    """Issue 30 item 3: no model is tried with a system message unless its documentation says it takes one."""
     assistant = make_assistant(fake_anthropic, data_dir, "claude-sonnet-4-6")
     fake_anthropic.reply(Text("안녕하세요"))
     assert (await assistant.ask(1, "안녕")).text == "안녕하세요"
-    # the first try was refused, learned and kept; then the old layout
-    refused, answered = fake_anthropic.requests[-2:]
-    assert refused["messages"][-1]["role"] == "system" and len(fake_anthropic.rejected) == 1
+    answered = fake_anthropic.requests[-1]
+    assert fake_anthropic.rejected == [] and len(fake_anthropic.requests) == 1
     assert all(m["role"] != "system" for m in answered["messages"])
     assert "(한국 시각)이다." in answered["system"][-1]["text"]
-    assert ModelCatalog(data_dir).get("claude-sonnet-4-6").system_messages is False
-    fake_anthropic.reply(Text("또 안녕"))
-    await assistant.ask(1, "또")
-    assert len(fake_anthropic.rejected) == 1  # never tried again
+
+
+@pytest.mark.parametrize(
+    ("model", "wanted"),
+    [("claude-sonnet-5-5", True), ("claude-opus-5-5", False), ("claude-haiku-5-5", False), ("claude-fable-5-2", False),
+     ("claude-sonnet-4-6", False)],
+)  # fmt: skip
+async def test_system_messages_come_from_the_documentation_and_survive_a_refresh(
+    fake_anthropic: FakeAnthropic, data_dir: Path, model: str, wanted: bool
+):
+    """Issue 33 (modelinfo.py:211), replaced: the choice is by documented model id, so ``/model refresh``
+    (a new Models API read) cannot forget or change it."""
+    m = claude(fake_anthropic, data_dir, model)
+    assert await m.wants_system_messages() is wanted
+    await m.fetch_info()  # /model refresh
+    assert await claude(fake_anthropic, data_dir, model).wants_system_messages() is wanted
+
+
+async def test_a_documented_model_that_refuses_the_system_message_still_answers(
+    fake_anthropic: FakeAnthropic, data_dir: Path
+):
+    """Were a documented model to answer 400 (documented type invalid_request_error), the question is asked
+    again in the layout every model takes; nothing is learned from the message's wording."""
+    fake_anthropic.add_model("claude-sonnet-5-5-20260928", "claude-sonnet-5-5", system_messages=False)
+    assistant = make_assistant(fake_anthropic, data_dir, "claude-sonnet-5-5-20260928")
+    for n in (1, 2):
+        fake_anthropic.reply(Text(f"답 {n}"))
+        assert (await assistant.ask(1, f"질문 {n}")).text == f"답 {n}"
+        refused, answered = fake_anthropic.requests[-2:]
+        assert refused["messages"][-1]["role"] == "system" and len(fake_anthropic.rejected) == n
+        assert all(m["role"] != "system" for m in answered["messages"])
 
 
 @pytest.mark.parametrize("script", [Refusal(text="I can"), Text("")], ids=["refusal", "empty"])

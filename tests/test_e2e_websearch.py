@@ -162,7 +162,7 @@ def test_an_organization_without_search(
     assert bot.log.count("web search is not enabled for the organization") == 1
 
 
-@pytest.mark.parametrize("model", ["claude-sonnet-5-5"])
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-4-6"])
 def test_a_search_that_times_out_after_a_tool_round_still_answers(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, model
 ):

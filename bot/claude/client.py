@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
-from bot.claude.modelinfo import ModelCatalog, ModelInfo
+from bot.claude.modelinfo import ModelCatalog, ModelInfo, documented_system_messages
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -65,9 +65,6 @@ ERROR_KINDS = {
     "timeout_error": "timeout",
 }
 """The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
-
-SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
-"""How a 400 for a mid-conversation system message on a model without them reads."""
 
 
 def error_kind(e: Exception) -> str:
@@ -219,12 +216,12 @@ class ClaudeModel:
         return [ModelInfo.from_api(m.model_dump(mode="json"), now) for m in page.data]
 
     async def wants_system_messages(self) -> bool:
-        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message (not known:
-        try it where the Models API answers; a model that refuses it is remembered)."""
-        info = await self.info()
-        if info.system_messages is not None:
-            return info.system_messages
-        return info.known  # an endpoint without the Models API (a proxy) keeps the layout every model takes
+        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message: only on the
+        models whose documentation says they take one, and only where the Models API answers (a
+        compatible proxy keeps the layout every model takes)."""
+        if not documented_system_messages(self.name):
+            return False
+        return (await self.info()).known
 
     # -- the Messages API --------------------------------------------------------------
     async def complete(
@@ -270,10 +267,11 @@ class ClaudeModel:
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
             kind = error_kind(e)
-            sent_system = any(m.get("role") == "system" for m in messages)
-            if kind == "bad_request" and sent_system and any(p in str(e) for p in SYSTEM_ROLE_REFUSED):
-                self.catalog.learn(self.name, system_messages=False)
-                raise ModelError("system_messages", str(e)) from e
+            if kind == "bad_request" and any(m.get("role") == "system" for m in messages):
+                # documented: a system message on a model without them is a 400 invalid_request_error. Which
+                # part of a 400 was refused is not told by its type, so the question is asked once more in the
+                # layout every model takes (nothing is remembered from the wording)
+                raise ModelError("system_messages", f"HTTP {e.status_code}: {e}") from e
             raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
         except anthropic.APITimeoutError as e:
             raise ModelError("timeout", str(e)) from e

@@ -213,7 +213,7 @@ class Assistant(ChatMemory):
             except ModelError as e:
                 if e.kind != "system_messages" or not in_messages:
                     raise
-                # this model takes no mid-conversation system message (now remembered): the old layout
+                # refused with a system message in it: once more in the layout every model takes
                 log.info("chat %s: %s takes no system messages; time line back in the system prompt", chat_id,
                          self.model.name)  # fmt: skip
                 result, offset = await self._run_loop(chat_id, q, asked_at, retry, False, on_text)

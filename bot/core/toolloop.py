@@ -230,7 +230,7 @@ class ToolLoop:
 
     def _search_failed(self, error: ModelError, ctx: ToolContext) -> bool:
         """Whether ``error`` is the web search's fault, so the question should be answered without it."""
-        if error.kind == "bad_request" and search_disabled_error(error.detail):
+        if error.kind in ("bad_request", "system_messages") and search_disabled_error(error.detail):  # both 400s
             if self.web is not None:
                 self.web.disabled = "web search is not enabled for this organization"
             log.warning("chat %s: web search is not enabled for the organization; answering without it", ctx.chat_id)
