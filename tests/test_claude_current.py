@@ -267,3 +267,23 @@ async def test_a_refused_summary_is_charged(fake_anthropic: FakeAnthropic, data_
     with pytest.raises(ModelError):
         await summarize(None, [{"role": "user", "content": "x"}])
     assert charged == [(4321, "claude-sonnet-5-5")]
+
+
+async def test_the_round_after_the_limit_reads_the_cached_messages(fake_anthropic: FakeAnthropic, data_dir: Path):
+    """Issue 30 item 5: past the tool-round limit the request keeps its tool_choice, so the cached messages
+    (the question and the first round) are read, not written again (the fake applies the prompt caching
+    page's rule: a changed tool_choice invalidates the message blocks' cache)."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = Assistant(transcript=Transcript(data_dir), model=claude(fake_anthropic, data_dir), max_tool_rounds=1)
+    assistant.on_spend = spent.append
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "a"})]), ToolCalls([("remember", {"text": "b"})]), Text("끝"))
+    answer = await assistant.ask(1, "기억해 " + "가나다라마바사 " * 200)
+    assert answer.text == "끝" and fake_anthropic.rejected == []
+    assert all("tool_choice" not in r for r in fake_anthropic.requests)
+    first, second, last = (s.usage for s in spent)
+    # every call reads what the call before it cached: the whole prefix up to its last breakpoint
+    assert second.cache_read_tokens >= first.cache_read_tokens + first.cache_write_tokens
+    assert last.cache_read_tokens >= second.cache_read_tokens + second.cache_write_tokens
+    assert [f.text for f in assistant.list_facts(1)] == ["a"]  # the call past the limit did not run

@@ -1,7 +1,10 @@
 """The tool-use loop of one question: ask Claude, run the tools it calls, ask again until it answers.
 
-At most ``max_rounds`` tool rounds; after that the request says ``tool_choice: none`` (the tools
-stay in the request, so the cached prefix is unchanged) and Claude must answer. Between rounds
+At most ``max_rounds`` tool rounds run. A call after that is sent exactly like the others (same
+``tools``, same ``tool_choice``: changing ``tool_choice`` would invalidate the cached messages, per the
+prompt caching page); tool calls Claude still makes are not run but answered with an error result saying
+the limit is reached. Only if Claude calls tools once more after that does the last request say
+``tool_choice: none`` (one cache miss, in a case that should not happen). Between rounds
 the conversation so far is marked for caching. Text Claude writes before a tool call is streamed
 as it arrives; the next round's text starts on a new paragraph.
 """
@@ -26,6 +29,12 @@ from memory.content import api_content
 log = logging.getLogger(__name__)
 
 NO_TOOLS = {"type": "none"}
+LATE_ROUNDS = 2
+"""Rounds from ``max_rounds`` on whose tool calls are answered "limit reached" before ``tool_choice: none``."""
+LIMIT_REACHED = (
+    "Not run: the limit of tool calls for this question is reached. Answer the user now with what you have, "
+    "without calling tools."
+)
 
 
 def iso(dt: datetime) -> str:
@@ -131,7 +140,8 @@ class ToolLoop:
             fed, separate, ended_in_progress = True, False, True
 
         while True:
-            may_use_tools = out.rounds < self.max_rounds
+            may_use_tools = out.rounds < self.max_rounds  # tool calls are run (else answered "limit reached")
+            forced_answer = out.rounds >= self.max_rounds + LATE_ROUNDS
             sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             tools = [*schemas, *server]
             if self.before_call is not None:
@@ -144,7 +154,7 @@ class ToolLoop:
                     max_tokens=self.max_tokens,
                     on_text=feed,
                     tools=tools or None,
-                    tool_choice=None if may_use_tools or not tools else dict(NO_TOOLS),
+                    tool_choice=dict(NO_TOOLS) if forced_answer and tools else None,
                     on_tool=progress if may_use_tools and tools else None,
                 )
             except ModelError as e:
@@ -180,7 +190,7 @@ class ToolLoop:
                 continue
             paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if may_use_tools else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if not forced_answer else []
             cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
             if tool_uses and cut:
                 # the last tool call's input is incomplete: never run it (nor store the turn)
@@ -208,6 +218,10 @@ class ToolLoop:
             results: list[dict[str, Any]] = []
             for use in tool_uses:
                 name = str(use.get("name"))
+                if not may_use_tools:  # past the limit: not run, Claude is told to answer
+                    results.append({"type": "tool_result", "tool_use_id": str(use.get("id")), "is_error": True,
+                                    "content": LIMIT_REACHED})  # fmt: skip
+                    continue
                 calls.append(name)
                 result = await asyncio.to_thread(self.toolbox.run, name, use.get("input"), ctx)
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(use.get("id"))}
