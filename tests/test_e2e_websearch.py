@@ -120,22 +120,33 @@ def test_a_search_error_still_answers_once_logged(
 def test_over_the_daily_search_limit_answers_without_search(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
+    """Issue 30 item 4 / 29 item 5: the tools stay the same (the cached prefix holds); Claude is told search
+    is not available, and a search it starts anyway is cut before it runs and the call made again to answer."""
     bot = start_bot(DAILY_SEARCH_LIMIT="1", **FAST)
     fake_anthropic.reply(WebAnswer([Search("뉴스", (P2,))], parts=[("뉴스예요", [P2.url])]))
     fake_telegram.send_text(CHAT, "뉴스?")
     assert "Seoul weather" in fake_telegram.wait_sent(CHAT)[-1]
-    # the second question of the day: no web tools in the request, an answer all the same
-    fake_anthropic.reply(WebAnswer([Search("또 뉴스", (P3,))], parts=[("검색 없이 답해요", [])]))
+    first = fake_anthropic.requests[-1]
+    # the second question of the day: the same tools, a notice, and a search started anyway is cut
+    fake_anthropic.reply(
+        WebAnswer([Search("또 뉴스", (P3,))], parts=[("검색했어요", [P3.url])]), Text("검색 없이 답해요")
+    )
     fake_telegram.send_text(CHAT, "또 뉴스?")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "검색 없이 답해요"
-    kinds = [t.get("type") for t in fake_anthropic.requests[-1].get("tools", [])]
-    assert "web_search_20250305" not in kinds
+    cut, answered = fake_anthropic.requests[-2:]
+    assert cut["tools"] == first["tools"] == answered["tools"]
+    assert "Web search is not available for this question" in json.dumps(cut, ensure_ascii=False)
+    assert "tool_choice" not in cut and answered["tool_choice"] == {"type": "none"}
     # the owner is not limited
     fake_anthropic.reply(WebAnswer([Search("주인 뉴스", (P3,))], parts=[("주인 답", [P3.url])]))
     fake_telegram.send_text(TEST_OWNER, "뉴스?")
     assert "기상청" in fake_telegram.wait_sent(TEST_OWNER)[-1]
     assert fake_anthropic.rejected == []
     assert bot.stop() == 0
+    from memory.usage import UsageLedger
+
+    ledger = UsageLedger(data_dir, flush_after=None)
+    assert ledger.user_total(str(CHAT)).searches == 1  # the cut search never ran: nothing over the limit
 
 
 def test_off_sends_no_server_tools(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):

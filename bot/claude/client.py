@@ -234,7 +234,11 @@ class ClaudeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
+        """One streamed response. ``allow_search`` False: the person asking may not search now (the web
+        tools stay declared so the cached prefix does not move); a response that starts a web search or
+        fetch is cut there and ModelError("search_refused") raised, with the input usage it was billed."""
         await load_sdk()
         import anthropic
         import httpx2
@@ -260,11 +264,15 @@ class ClaudeModel:
                     kind = getattr(event, "type", "")
                     if kind == "text" and on_text is not None and event.text:
                         await on_text(event.text)
-                    elif kind == "content_block_start" and on_tool is not None:
+                    elif kind == "content_block_start":
                         block = event.content_block
-                        if getattr(block, "type", "") in ("tool_use", "server_tool_use"):
+                        if getattr(block, "type", "") == "server_tool_use" and not allow_search:
+                            raise _SearchRefused(stream.current_message_snapshot)
+                        if on_tool is not None and getattr(block, "type", "") in ("tool_use", "server_tool_use"):
                             await on_tool(str(getattr(block, "name", "")))
                 final = await stream.get_final_message()
+        except _SearchRefused as e:
+            raise ModelError("search_refused", "a web search was started", reply=e.reply(self.name)) from None
         except anthropic.APIStatusError as e:
             kind = error_kind(e)
             if kind == "bad_request" and any(m.get("role") == "system" for m in messages):
@@ -305,6 +313,25 @@ class ClaudeModel:
         if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
             raise ModelError("empty", f"stop_reason={final.stop_reason}", reply=reply)
         return reply
+
+
+class _SearchRefused(Exception):
+    """A response started a web search its asker may not run: the stream is closed there."""
+
+    def __init__(self, snapshot: Any) -> None:
+        super().__init__("search refused")
+        self.snapshot = snapshot
+
+    def reply(self, name: str) -> Reply:
+        """What the cut response was billed so far (``message_start`` carries the input usage)."""
+        u = getattr(self.snapshot, "usage", None)
+        usage = Usage(
+            input_tokens=getattr(u, "input_tokens", 0) or 0,
+            output_tokens=getattr(u, "output_tokens", 0) or 0,
+            cache_read_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+            cache_write_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
+        )
+        return Reply("", usage, str(getattr(self.snapshot, "model", "") or name), "search_refused")
 
 
 def _block(block: Any) -> dict[str, Any] | None:

@@ -86,7 +86,8 @@ class ModelError(Exception):
     """The model call failed. ``kind`` picks the message the user sees.
 
     kinds: rate_limit, overloaded, auth, timeout, connection, bad_request, server, empty,
-    refusal (the model declined: nothing is stored), cut (max_tokens in the middle of a tool call),
+    refusal (the model declined: nothing is stored), search_refused (a web search its asker may not run
+    was started: the call was cut), cut (max_tokens in the middle of a tool call),
     context_full (the conversation no longer fits the model), not_found (unknown model),
     too_large (the request is over the API's size limit), system_messages (the model takes no
     mid-conversation system message: the request is rebuilt without one)
@@ -114,8 +115,10 @@ class Model(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
-        """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks."""
+        """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks.
+        ``allow_search`` False: a response that starts a web search raises ModelError("search_refused")."""
         ...
 
 
@@ -185,6 +188,7 @@ class FakeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
         call = Call(
             [dict(b) for b in system],

@@ -81,20 +81,27 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
-        before_call: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
+        before_call: Callable[[Mapping[str, Any]], Awaitable[bool | None]] | None = None,
         lang: str = "ko",
         web: WebSearch | None = None,
+        search_allowed: bool = True,
     ) -> None:
         self.model = model
-        self.web = web  # None: this question may not search (off, unsupported, over the limit)
+        # the web tools, declared on every request of the chat while search is on (off, not supported by
+        # the model or the organization: None): a changed ``tools`` would invalidate the whole cache
+        self.web = web
+        # whether the person asking may search now (owner only, daily limit): else the tools stay, Claude is
+        # told search is not available to them, and a call that starts a search anyway is cut (allow_search)
+        self.search_allowed = search_allowed
         self.toolbox = toolbox
         self.max_rounds = max_rounds
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
         self.lang = lang
-        # called with the request (system, messages, tools, max_tokens) before every model call; may raise
-        # ModelError (e.g. "limit": the daily token budget is spent)
+        # called with the request (system, messages, tools, max_tokens, searches: the web tool's max_uses when
+        # this call may search) before every model call; may raise ModelError (e.g. "limit": the daily token
+        # budget is spent); returns False when this call may not search (the user's search budget is spent)
         self.before_call = before_call
 
     async def run(
@@ -106,9 +113,13 @@ class ToolLoop:
     ) -> LoopResult:
         """Raises ModelError when a call fails, the model refuses, a tool call was cut by the output
         limit, or the final answer is empty (nothing is stored then)."""
-        question = messages  # the question's own prefix (history, question, per-turn context): restarts go back to it
         schemas = self.toolbox.schemas()
         server = self.web.tools() if self.web is not None else []  # after ours: the cached prefix never moves
+        if server and not self.search_allowed:
+            system, messages = with_notice(system, messages, NO_SEARCH_NOTICE)
+        question = messages  # the question's own prefix (history, question, per-turn context): restarts go back to it
+        refused_search = False  # the last call started a search its asker may not run: the next one answers
+        refused_once = False  # (once per question: a second cut is an error, never a loop)
         out = LoopResult()
         trail = out.web
         note = ""
@@ -144,9 +155,14 @@ class ToolLoop:
             forced_answer = out.rounds >= self.max_rounds + LATE_ROUNDS
             sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             tools = [*schemas, *server]
+            may_search = bool(server) and self.search_allowed
             if self.before_call is not None:
-                request = {"system": system, "messages": sent, "tools": tools}
-                await self.before_call({**request, "max_tokens": self.max_tokens})
+                request = {"system": system, "messages": sent, "tools": tools, "max_tokens": self.max_tokens}
+                if may_search and self.web is not None:
+                    request["searches"] = self.web.settings.max_uses
+                may_search = may_search and (await self.before_call(request)) is not False
+            answer_now = (forced_answer or refused_search) and bool(tools)
+            refused_search = False
             try:
                 reply: Reply = await self.model.complete(
                     system=system,
@@ -154,13 +170,20 @@ class ToolLoop:
                     max_tokens=self.max_tokens,
                     on_text=feed,
                     tools=tools or None,
-                    tool_choice=dict(NO_TOOLS) if forced_answer and tools else None,
+                    tool_choice=dict(NO_TOOLS) if answer_now else None,
                     on_tool=progress if may_use_tools and tools else None,
+                    allow_search=may_search or not server,
                 )
             except ModelError as e:
                 if e.reply is not None:  # billed (a refusal, an empty answer): charged to the asker all the same
                     out.usage = out.usage + e.reply.usage
                     self.spend("tool" if out.rounds else "answer", e.reply)
+                if e.kind == "search_refused" and not refused_once:
+                    # Claude started a search its asker may not run: the same request again, told to answer
+                    # (tool_choice none: only this call's cached messages are lost, its prefix is unchanged)
+                    log.info("chat %s: a web search the asker may not run was cut", ctx.chat_id)
+                    refused_search = refused_once = True
+                    continue
                 if not server or not self._search_failed(e, ctx):
                     raise
                 # answer without searching, once: the question again from its own prefix, without the web
@@ -190,7 +213,7 @@ class ToolLoop:
                 continue
             paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if not forced_answer else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if not answer_now else []
             cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
             if tool_uses and cut:
                 # the last tool call's input is incomplete: never run it (nor store the turn)
@@ -253,6 +276,29 @@ class ToolLoop:
             log.warning("chat %s: the request with web search timed out; answering without it", ctx.chat_id)
             return True
         return False
+
+
+NO_SEARCH_NOTICE = (
+    "Web search is not available for this question: the person asking may not search the web now (only the "
+    "owner may, or their daily search limit is reached). Do not call web_search or web_fetch; answer from what "
+    "you know and say briefly that you could not search."
+)
+"""Told to Claude, in the per-turn context, when the web tools are declared but the asker may not search."""
+
+
+def with_notice(
+    system: list[dict[str, Any]], messages: list[dict[str, Any]], text: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``text`` (the bot's own words, never user data) added to the per-turn context: the mid-conversation
+    system message after the question when there is one, else the end of the system prompt (after every
+    cache breakpoint, like the time line): the cached prefix does not change either way."""
+    block = {"type": "text", "text": text}
+    last = messages[-1] if messages else None
+    if last is not None and last.get("role") == "system":
+        content = last["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        return system, [*messages[:-1], {**last, "content": [*parts, block]}]
+    return [*system, block], messages
 
 
 def joined_text(blocks: list[dict[str, Any]]) -> str:

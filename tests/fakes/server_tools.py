@@ -179,7 +179,8 @@ class ServerTools:
         content: list[dict[str, Any]] = []
         if item.intro and not continuing:
             content.append({"type": "text", "text": item.intro})
-        if search_tool is None and fetch_tool is None:
+        # tool_choice none: "Claude will not use any tools" (Tool use: Controlling Claude's output / tool_choice)
+        if (search_tool is None and fetch_tool is None) or (body.get("tool_choice") or {}).get("type") == "none":
             text = "".join(t for t, _ in item.parts) or "(answered without searching)"
             return [{"type": "text", "text": text}], "end_turn", {}
         used = {"web_search": 0, "web_fetch": 0}  # max_uses counts the uses "in the API request" (this one)
