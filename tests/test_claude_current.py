@@ -287,3 +287,20 @@ async def test_the_round_after_the_limit_reads_the_cached_messages(fake_anthropi
     assert second.cache_read_tokens >= first.cache_read_tokens + first.cache_write_tokens
     assert last.cache_read_tokens >= second.cache_read_tokens + second.cache_write_tokens
     assert [f.text for f in assistant.list_facts(1)] == ["a"]  # the call past the limit did not run
+
+
+async def test_after_a_fact_changes_the_tools_and_persona_are_still_read_from_the_cache(
+    fake_anthropic: FakeAnthropic, data_dir: Path
+):
+    """bench.prompt_cache --people: the ideal reads the unchanged tools and persona after a fact changed;
+    a breakpoint on the persona (and only one breakpoint in a later round's messages, within the 4) does."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = make_assistant(fake_anthropic, data_dir)
+    assistant.on_spend = spent.append
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "생일은 3월 14일"})]), Text("기억했어요."), Text("네"))
+    await assistant.ask(1, "내 생일은 3월 14일이야")
+    await assistant.ask(1, "고마워")  # the facts in the system prompt changed since the last request
+    assert fake_anthropic.rejected == []
+    assert spent[-1].usage.cache_read_tokens >= 512  # tools and persona, read

@@ -166,7 +166,7 @@ class ToolLoop:
             try:
                 reply: Reply = await self.model.complete(
                     system=system,
-                    messages=with_cache_breakpoint(sent) if out.rounds or paused else sent,
+                    messages=round_breakpoint(sent) if out.rounds or paused else sent,
                     max_tokens=self.max_tokens,
                     on_text=feed,
                     tools=tools or None,
@@ -276,6 +276,22 @@ class ToolLoop:
             log.warning("chat %s: the request with web search timed out; answering without it", ctx.chat_id)
             return True
         return False
+
+
+def round_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of a later round with one cache breakpoint, on their last block: the question's own
+    breakpoint is dropped (the API looks 20 blocks back from a breakpoint for a cached prefix, so the
+    question's entry is still read), which keeps the request within the 4 breakpoints the API takes
+    (tools and persona, facts, summary, this one). A marker is not content: the prefix is unchanged."""
+    bare = [{**m, "content": [_unmarked(b) for b in m["content"]]} if isinstance(m.get("content"), list) else m
+            for m in messages]  # fmt: skip
+    return with_cache_breakpoint(bare)
+
+
+def _unmarked(block: Any) -> Any:
+    if isinstance(block, Mapping) and "cache_control" in block:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    return block
 
 
 NO_SEARCH_NOTICE = (
