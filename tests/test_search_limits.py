@@ -111,3 +111,27 @@ async def test_in_a_group_the_owner_and_a_member_send_the_same_tools(fake_anthro
     # every request after the first reads the tools, the system prompt and the earlier turns from the cache
     assert all(s.usage.cache_read_tokens > 0 for s in spent[1:])
     assert sum(s.usage.web_searches for s in spent if s.user_id == 2) == 0
+
+
+async def test_a_question_that_may_not_search_still_holds_its_tokens(fake_anthropic: FakeAnthropic, data_dir: Path):
+    """Every call goes through the token reservation, also when its asker may not search (a regression
+    bench.token_burst's mixed burst found: the token hold was skipped with the search)."""
+    from bot.claude.model import Usage
+    from bot.core.ask import Spend
+
+    limits = Limits(UsageLedger(data_dir, flush_after=None), tokens=100_000, searches=1, now=lambda: NOW)
+    limits.record(Spend("1", USER, "answer", "m", Usage(web_searches=1)))  # today's search budget is spent
+    assistant = assistant_for(fake_anthropic, data_dir, limits)
+    reserved: list[dict] = []
+    reserve = assistant.reserve
+
+    async def counting(user_id, request, previous):
+        reserved.append(dict(request))
+        return await reserve(user_id, request, previous)
+
+    assistant.reserve = counting
+    limits.admit(USER, 1)
+    fake_anthropic.reply("답")
+    await assistant.ask(1, Question("뉴스", user_id=USER))
+    assert len(reserved) == 1 and "searches" not in reserved[0]
+    assert limits.held(str(USER)) == 0  # the admission hold went at the first call

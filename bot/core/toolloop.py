@@ -160,7 +160,8 @@ class ToolLoop:
                 request = {"system": system, "messages": sent, "tools": tools, "max_tokens": self.max_tokens}
                 if may_search and self.web is not None:
                     request["searches"] = self.web.settings.max_uses
-                may_search = may_search and (await self.before_call(request)) is not False
+                verdict = await self.before_call(request)  # always: it holds the call's tokens
+                may_search = may_search and verdict is not False
             answer_now = (forced_answer or refused_search) and bool(tools)
             refused_search = False
             try:
