@@ -117,12 +117,13 @@ def test_a_search_error_still_answers_once_logged(
     assert bot.log.count("web search failed (unavailable)") == 1
 
 
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-4-6"])
 def test_over_the_daily_search_limit_answers_without_search(
-    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, model
 ):
     """Issue 30 item 4 / 29 item 5: the tools stay the same (the cached prefix holds); Claude is told search
     is not available, and a search it starts anyway is cut before it runs and the call made again to answer."""
-    bot = start_bot(DAILY_SEARCH_LIMIT="1", **FAST)
+    bot = start_bot(DAILY_SEARCH_LIMIT="1", ANTHROPIC_MODEL=model, **FAST)
     fake_anthropic.reply(WebAnswer([Search("뉴스", (P2,))], parts=[("뉴스예요", [P2.url])]))
     fake_telegram.send_text(CHAT, "뉴스?")
     assert "Seoul weather" in fake_telegram.wait_sent(CHAT)[-1]
