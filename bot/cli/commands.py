@@ -1,5 +1,5 @@
 """The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
-/forget, /reminders, /model, /reset, /retry and /quit.
+/forget, /reminders, /model, /export, /reset, /retry and /quit.
 
 ``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
 '/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
@@ -9,9 +9,10 @@ session provides the output (``say``, ``error``) and the turns (``send``, ``retr
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from bot.cli.texts import text
+from bot.cli.transfer import export_here
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.model import model_text
 from bot.commands.reminders import reminders_text
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from memory.reminders import ReminderStore
 
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/reset",
-    "/retry", "/quit",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/export",
+    "/reset", "/retry", "/quit",
 )  # fmt: skip
 
 
@@ -36,6 +37,7 @@ class SlashCommands:
     chat_id: str
     lang: str
     reminders: ReminderStore | None
+    out: TextIO
     _cancelled: str | None
     _failed: str | None
 
@@ -68,6 +70,9 @@ class SlashCommands:
         elif command == "/model":
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await model_text(self.assistant.model, argument, self.lang))
+        elif command == "/export":
+            root, out = self.assistant.transcript.root, self.out
+            self.say(await asyncio.to_thread(export_here, root, self.chat_id, line, self.lang, out))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":

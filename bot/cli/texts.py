@@ -43,6 +43,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
         "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
         "  /model [id]        모델과 그 기능 보기, 다른 모델로 바꾸기 (재시작해도 유지)\n"
+        "  /export [md] [파일]  대화 기록 전체(보관·가져온 대화 포함)를 파일로, 없으면 화면으로\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
@@ -57,6 +58,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
         "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
         "  /model [id]        the model and its capabilities; switch to another (kept across restarts)\n"
+        "  /export [md] [FILE]  the whole history (archived, imported included) to FILE, else to the screen\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
@@ -89,6 +91,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⏹ Answer cancelled. /retry sends it again.",
     },
     "interrupted": {"ko": "⏹ 중단했어요.", "en": "⏹ Interrupted."},
+    "export.written": {
+        "ko": "메시지 {n}개를 {path} 에 썼어요.",
+        "en": "Wrote {n} messages to {path}.",
+    },
+    "export.empty": {"ko": "내보낼 메시지가 없어요.", "en": "No messages to export."},
     "unknown": {
         "ko": "모르는 명령이에요: {cmd}. 명령: {commands} (/help)",
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
