@@ -12,7 +12,8 @@ each cites. The fake answers the way the real API does:
   encrypted_index); ``usage.server_tool_use`` counts the searches and fetches that ran;
 - ``pause_after``: the reply stops with ``pause_turn`` after that many server tool calls, and
   the rest comes when the paused content is sent back as the last (assistant) message;
-- only when the request declares the tool (else the model answers without searching).
+- only when the request declares the tool and ``tool_choice`` is not ``none`` (Tool use: with
+  ``none`` Claude uses no tool; else the model answers without searching).
 
 ``check_server_tools`` rejects what the real API rejects (HTTP 400): a malformed server tool
 declaration (unknown version, wrong name, both allowed and blocked domains, a bad ``max_uses``
