@@ -15,8 +15,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⚠️ Claude is overloaded. Please try again in a moment.",
     },
     "error.auth": {
-        "ko": "⚠️ Anthropic API 키가 거부됐어요. 봇 관리자에게 알려 주세요.",
-        "en": "⚠️ The Anthropic API key was rejected. Please tell the bot's admin.",
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude API 키가 거부됐어요 (보내신 메시지 문제가 아니에요). 봇 주인이 "
+        "고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude API key was refused (not a problem with your "
+        "message). The bot's owner has to fix it.",
     },
     "error.timeout": {
         "ko": "⚠️ 답이 너무 오래 걸려 중단했어요. 다시 보내 주세요.",
@@ -62,6 +64,99 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 요청이 너무 커서 거부됐어요 (첨부 파일이 크거나 너무 많아요). 더 작게 보내 주세요.",
         "en": "⚠️ The request was too large for the API (attachments too big or too many). Please send less.",
     },
+    # -- failures the bot's owner must fix (the Claude API errors page; Rate limits page for the spend limits).
+    # error.<kind>: what a member sees in Telegram (short, no settings); @owner: the owner in Telegram (told
+    # what to fix, in the chat or in a private message); @terminal: the person at the keyboard (the settings
+    # to change, no admin, no button). {model}: the model in use
+    "error.permission": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude API 키에 이 모델을 쓸 권한이 없어요. 봇 주인이 고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude API key may not use this model. The bot's owner has "
+        "to fix it.",
+    },
+    "error.billing": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정에 결제 문제가 있어요. 봇 주인이 고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account has a billing problem. The bot's owner has "
+        "to fix it.",
+    },
+    "error.spend_limit": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정이 정해 둔 사용 한도에 닿았어요. 봇 주인이 한도를 올리거나 "
+        "기간이 지나야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account reached the spend limit set for it. The "
+        "bot's owner can raise it; otherwise it resets later.",
+    },
+    "error.spend_cap": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정이 이번 달 사용 상한에 닿았어요. 다음 달 1일에 풀리거나 "
+        "봇 주인이 상한을 올려야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account reached its monthly spend cap. It resets on "
+        "the 1st of next month, unless the bot's owner gets it raised.",
+    },
+    "error.auth@owner": {
+        "ko": "⚠️ Anthropic 이 봇의 API 키를 거부했어요 (401 authentication_error: 형식이 틀렸거나, 폐기됐거나, "
+        "만료됨). 서버의 .env 에서 ANTHROPIC_API_KEY 를 올바른 키로 바꾸고 (console.anthropic.com → API keys) 봇을 "
+        "다시 시작하세요.",
+        "en": "⚠️ Anthropic refused the bot's API key (401 authentication_error: malformed, revoked or expired). "
+        "Put a valid key in ANTHROPIC_API_KEY in the server's .env (console.anthropic.com → API keys) and "
+        "restart the bot.",
+    },
+    "error.permission@owner": {
+        "ko": "⚠️ 봇의 API 키에 모델 {model} 을(를) 쓸 권한이 없어요 (403 permission_error). Claude Console 에서 "
+        "조직의 접근 권한과 워크스페이스 설정을 확인하거나, /model 로 다른 모델을 고르세요.",
+        "en": "⚠️ The bot's API key may not use the model {model} (403 permission_error). Check the "
+        "organization's access and the workspace settings in the Claude Console, or pick another model with "
+        "/model.",
+    },
+    "error.billing@owner": {
+        "ko": "⚠️ Anthropic 이 결제 문제를 알려 왔어요 (402 billing_error): 고칠 때까지 아무도 답을 받지 못해요. "
+        "Claude Console (console.anthropic.com) 의 Billing 에서 결제 정보를 확인하세요.",
+        "en": "⚠️ Anthropic reports a billing problem (402 billing_error): nobody gets answers until it is fixed. "
+        "Check the payment details under Billing in the Claude Console (console.anthropic.com).",
+    },
+    "error.spend_limit@owner": {
+        "ko": "⚠️ 조직이나 워크스페이스에 정해 둔 사용 한도에 닿았어요 (400, spend limit): 기간이 지날 때까지 답할 수 "
+        "없어요. Claude Console 의 Billing → Limits 에서 한도를 올리거나 없애세요.",
+        "en": "⚠️ The spend limit set for the organization or workspace is reached (400, spend limit): no answers "
+        "until it resets. Raise or remove it under Billing → Limits in the Claude Console.",
+    },
+    "error.spend_cap@owner": {
+        "ko": "⚠️ 조직이 사용 등급(tier)의 월 사용 상한에 닿았어요 (429, enforced_spend_limit_reached): 다음 달 1일 "
+        "00:00 UTC 까지 답할 수 없어요. 더 일찍 쓰려면 Claude Console 의 Billing 에서 상한 증액을 요청하세요.",
+        "en": "⚠️ The organization reached its usage tier's monthly spend cap (429, enforced_spend_limit_reached): "
+        "no answers until the 1st of next month, 00:00 UTC. To go on sooner, ask for a higher limit under "
+        "Billing in the Claude Console.",
+    },
+    "error.not_found@owner": {
+        "ko": "⚠️ 모델 {model} 을(를) 찾을 수 없어요 (404 not_found_error): /model 로 쓸 수 있는 모델을 고르거나 "
+        "ANTHROPIC_MODEL 을 바꾸세요.",
+        "en": "⚠️ The model {model} was not found (404 not_found_error): pick an available one with /model, or "
+        "change ANTHROPIC_MODEL.",
+    },
+    "error.permission@terminal": {
+        "ko": "⚠️ API 키에 모델 {model} 을(를) 쓸 권한이 없어요 (403 permission_error): Claude Console 에서 조직의 "
+        "접근 권한과 워크스페이스 설정을 확인하거나, /model 로 다른 모델을 고르세요 (ANTHROPIC_API_KEY 를 바꿨다면 "
+        "채팅을 다시 시작하세요).",
+        "en": "⚠️ The API key may not use the model {model} (403 permission_error): check the organization's access "
+        "and the workspace settings in the Claude Console, or pick another model with /model (after changing "
+        "ANTHROPIC_API_KEY, start the chat again).",
+    },
+    "error.billing@terminal": {
+        "ko": "⚠️ Anthropic 이 결제 문제를 알려 왔어요 (402 billing_error): Claude Console (console.anthropic.com) 의 "
+        "Billing 에서 결제 정보를 확인한 뒤 다시 물어보세요.",
+        "en": "⚠️ Anthropic reports a billing problem (402 billing_error): check the payment details under Billing "
+        "in the Claude Console (console.anthropic.com), then ask again.",
+    },
+    "error.spend_limit@terminal": {
+        "ko": "⚠️ 조직이나 워크스페이스에 정해 둔 사용 한도에 닿았어요 (400, spend limit): Claude Console 의 "
+        "Billing → Limits 에서 한도를 올리거나, 한도가 풀린 뒤 다시 물어보세요.",
+        "en": "⚠️ The spend limit set for the organization or workspace is reached (400, spend limit): raise it "
+        "under Billing → Limits in the Claude Console, or ask again once it resets.",
+    },
+    "error.spend_cap@terminal": {
+        "ko": "⚠️ 조직이 사용 등급의 월 사용 상한에 닿았어요 (429, enforced_spend_limit_reached): 다음 달 1일 00:00 "
+        "UTC 에 풀려요. 더 일찍 쓰려면 Claude Console 의 Billing 에서 상한 증액을 요청하세요.",
+        "en": "⚠️ The organization reached its usage tier's monthly spend cap (429, enforced_spend_limit_reached): "
+        "it resets on the 1st of next month, 00:00 UTC; to go on sooner, ask for a higher limit under Billing in "
+        "the Claude Console.",
+    },
     "error.system_messages": {
         "ko": "⚠️ 모델이 요청 형식을 거부했어요. 다시 보내 주세요.",
         "en": "⚠️ The model refused the request's layout. Please send it again.",
@@ -76,8 +171,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
     },
     "model.switched": {
-        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
-        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 적용되고 재시작해도 "
+        "유지돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요). ANTHROPIC_MODEL 설정({configured})은 그대로예요: "
+        "/model {configured} 로 되돌려요.\n{info}",
+        "en": "✅ Switched to {name} for every chat, in the Telegram bot and the terminal chat alike, and kept "
+        "across restarts (the other one, if running now, switches when it restarts). The setting ANTHROPIC_MODEL "
+        "({configured}) is unchanged: /model {configured} switches back.\n{info}",
+    },
+    "model.switched_back": {
+        "ko": "✅ 설정된 모델 {name} (ANTHROPIC_MODEL) 로 돌아왔어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 "
+        "적용돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요).\n{info}",
+        "en": "✅ Back to the configured model {name} (ANTHROPIC_MODEL) for every chat, in the Telegram bot and the "
+        "terminal chat alike (the other one, if running now, switches when it restarts).\n{info}",
     },
     "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
     "model.unknown": {
@@ -88,6 +193,103 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "이 모델({name})은 바꿀 수 없어요.",
         "en": "This model ({name}) cannot be switched.",
     },
+    # -- the terminal's wording of errors (error_text(kind, lang, where="terminal")): no admin, no button;
+    # the owner at the keyboard is told which setting to change. {model}: the model in use
+    "error.auth@terminal": {
+        "ko": "⚠️ Anthropic API 키가 거부됐어요 (401 authentication_error): .env 나 환경의 ANTHROPIC_API_KEY 를 "
+        "확인하고 (console.anthropic.com → API keys) 채팅을 다시 시작하세요.",
+        "en": "⚠️ The Anthropic API key was refused (401 authentication_error): check ANTHROPIC_API_KEY in .env "
+        "or the environment (console.anthropic.com → API keys), then start the chat again.",
+    },
+    "error.not_found@terminal": {
+        "ko": "⚠️ 모델 {model} 을(를) 찾을 수 없어요 (404): ANTHROPIC_MODEL 을 쓸 수 있는 모델로 바꾸거나 "
+        "/model 로 고르세요.",
+        "en": "⚠️ The model {model} was not found (404): set ANTHROPIC_MODEL to an available model, "
+        "or pick one with /model.",
+    },
+    "error.not_found_v1@terminal": {
+        "ko": "⚠️ 찾을 수 없다는 답(404)이 왔어요: ANTHROPIC_BASE_URL ({url}) 이 /v1 로 끝나요. 클라이언트가 /v1 을 "
+        "붙이니 끝의 /v1 을 지우고 다시 시작하세요.",
+        "en": "⚠️ Not found (404): ANTHROPIC_BASE_URL ({url}) ends in /v1, and the client adds /v1 itself: "
+        "remove the /v1 and start again.",
+    },
+    "error.connection@terminal": {
+        "ko": "⚠️ {host} 에 연결하지 못했어요: 네트워크나 프록시, ANTHROPIC_BASE_URL 을 확인하세요.",
+        "en": "⚠️ Could not reach {host}: check the network, a proxy, or ANTHROPIC_BASE_URL.",
+    },
+    "error.not_saved@terminal": {
+        "ko": "⚠️ 답은 받았지만 저장하지 못했어요 (DATA_DIR {data} 가 가득 찼거나 쓸 수 없어요). 이 대화는 "
+        "기억하지 못해요: 디스크 공간과 권한을 확인하세요 (./bot.sh doctor).",
+        "en": "⚠️ This answer could not be saved (DATA_DIR {data} is full or not writable), so this exchange "
+        "will not be remembered: check the disk space and permissions (./bot.sh doctor).",
+    },
+    # -- start-up (bot/doctor/preflight.py): the one line a start that cannot go on prints, in the
+    # terminal's language; the doctor prints them in English. Never a secret: a setting's name, not its value
+    "start.where.token": {
+        "ko": "@BotFather 에서 받아요 (/token 으로 다시 볼 수 있어요), 123456789:AAE… 같은 모양",
+        "en": "from @BotFather (/token shows it again), like 123456789:AAE…",
+    },
+    "start.where.key": {
+        "ko": "console.anthropic.com 에서 받아요, sk-ant- 로 시작해요",
+        "en": "from console.anthropic.com, it starts with sk-ant-",
+    },
+    "start.not_set": {
+        "ko": "{name} 이(가) 설정되지 않았어요: .env 나 환경에 넣어 주세요 ({where})",
+        "en": "{name} is not set: put it in .env or the environment ({where})",
+    },
+    "start.example": {
+        "ko": "{name} 이(가) 아직 .env.example 의 예시 값이에요: 본인 것으로 바꿔 주세요 ({where})",
+        "en": "{name} is still the example value from .env.example: put in yours ({where})",
+    },
+    "start.malformed": {
+        "ko": "{name} 의 형식이 맞지 않아요 ({n}자; 공백, 따옴표, 잘린 복사?): {where}",
+        "en": "{name} is not well-formed ({n} characters; spaces, quotes or a cut copy?): {where}",
+    },
+    "start.other_key": {
+        "ko": "{name} 이(가) Anthropic 키(sk-ant-…) 모양이 아니에요; ANTHROPIC_BASE_URL 의 엔드포인트({host})가 "
+        "다른 모양의 키를 쓰면 괜찮아요",
+        "en": "{name} does not look like an Anthropic key (sk-ant-…); fine if the endpoint ANTHROPIC_BASE_URL "
+        "points at ({host}) uses keys of another form",
+    },
+    "start.base_v1": {
+        "ko": "ANTHROPIC_BASE_URL ({url}) 이 /v1 로 끝나요: 클라이언트가 /v1 을 붙이니 모든 요청이 404 가 돼요. "
+        "끝의 /v1 을 지우세요 ({fixed})",
+        "en": "ANTHROPIC_BASE_URL ({url}) ends in /v1: the client adds /v1 itself, so every request would be a "
+        "404; remove the /v1 ({fixed})",
+    },
+    "start.model_unknown": {
+        "ko": "모델 {model} ({setting}) 은(는) 이 버전이 모르는 이름이에요: 오타가 아닌지 확인하세요 (예: "
+        "claude-sonnet-5-5; /model 이 쓸 수 있는 모델을 보여 줘요)",
+        "en": "the model {model} ({setting}) is not a name this version knows: check it for a typo (e.g. "
+        "claude-sonnet-5-5; /model lists the models your key can use)",
+    },
+    "start.config": {"ko": "설정이 잘못됐어요: {detail}", "en": "{detail}"},
+    "start.data_not_dir": {
+        "ko": "DATA_DIR {path} 이(가) 디렉터리가 아니에요 (파일이 있어요): DATA_DIR 을 디렉터리로 바꾸거나 "
+        "그 파일을 옮기세요",
+        "en": "DATA_DIR {path} is not a directory (a file is in the way): set DATA_DIR to a directory, "
+        "or move that file away",
+    },
+    "start.data_read_only": {
+        "ko": "DATA_DIR {path} 이(가) 읽기 전용 파일 시스템에 있어요: DATA_DIR 을 쓸 수 있는 곳으로 바꾸세요 "
+        "(Docker 에서는 볼륨)",
+        "en": "DATA_DIR {path} is on a read-only file system: set DATA_DIR to a writable place (in Docker, a volume)",
+    },
+    "start.data_denied": {
+        "ko": "DATA_DIR {path} 에 쓸 권한이 없어요 ({file}, 사용자 {user}): 소유자를 바꾸거나 (chown {user} {path}) "
+        "DATA_DIR 을 다른 곳으로 하세요; ./bot.sh doctor 가 더 알려 줘요",
+        "en": "DATA_DIR {path} is not writable for {user} ({file}): give it to that user (chown {user} {path}) "
+        "or set DATA_DIR elsewhere; ./bot.sh doctor explains more",
+    },
+    "start.data_full": {
+        "ko": "DATA_DIR {path} 의 디스크가 가득 찼어요: 공간을 비우거나 DATA_DIR 을 다른 디스크로 하세요",
+        "en": "the disk of DATA_DIR {path} is full: free some space or set DATA_DIR to another disk",
+    },
+    "start.data_other": {
+        "ko": "DATA_DIR {path} 을(를) 쓸 수 없어요 ({reason}): ./bot.sh doctor 가 더 알려 줘요",
+        "en": "DATA_DIR {path} cannot be used ({reason}): ./bot.sh doctor explains more",
+    },
+    "start.format": {"ko": "DATA_DIR 의 데이터 형식 문제: {detail}", "en": "{detail}"},
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
@@ -468,8 +670,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Add the words to look for, e.g. /search lock code",
     },
     "search.none": {
-        "ko": "🔎 '{query}' 에 맞는 지난 대화를 찾지 못했어요.",
-        "en": "🔎 Nothing in the earlier conversations matches '{query}'.",
+        "ko": "🔎 '{query}' — 관련된 지난 대화를 찾지 못했어요. 그 말이 나오거나 뜻이 가까운 메시지가 없어요.",
+        "en": "🔎 Nothing related to '{query}' was found in the earlier conversations: no message uses those "
+        "words or means anything close.",
     },
     "search.header": {
         "ko": "🔎 '{query}' — 지난 대화에서 찾은 {n}개 (관련 높은 순):",
@@ -642,6 +845,16 @@ def t(key: str, lang: str = "ko", **kwargs: Any) -> str:
     return lookup(TEXTS, key, lang, **kwargs)
 
 
-def error_text(kind: str, lang: str = "ko") -> str:
+def error_text(kind: str, lang: str = "ko", where: str = "telegram", **details: Any) -> str:
+    """The message for a failed answer of ``kind`` (a ModelError kind), worded for ``where`` it is shown.
+
+    ``where`` is the front end: "telegram" (the default wording: an admin, the /retry button) or
+    "terminal". A kind with a text ``error.<kind>@<where>`` uses it, else the default ``error.<kind>``;
+    an unknown kind reads as ``error.internal``. ``details`` fill the wording's fields (e.g. ``model``).
+    """
     key = f"error.{kind}"
-    return t(key if key in TEXTS else "error.internal", lang)
+    if key not in TEXTS:
+        key = "error.internal"
+    worded = f"{key}@{where}"
+    key = worded if worded in TEXTS else key
+    return t(key, lang, **details) if details else t(key, lang)

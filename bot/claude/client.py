@@ -2,16 +2,19 @@
 
 The Anthropic SDK takes over a second to import, so it is imported when the client is
 first needed (the first question), not at start: the terminal shows its prompt and the bot
-polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile.
+polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile, then builds what
+the SDK builds on its first use (``warm_sdk``, offline) so the first answer does not pay for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -35,9 +38,69 @@ def import_sdk() -> None:
     _sdk_loaded.set()
 
 
+_WARM_EVENTS = (
+    ("message_start", {"type": "message_start", "message": {"id": "msg_warm", "type": "message", "role": "assistant",
+        "model": "warm", "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "."}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 1}}),
+    ("message_stop", {"type": "message_stop"}),
+)  # fmt: skip
+"""A streamed answer of one word, as the Messages API sends it (for ``warm_sdk``)."""
+
+
+def warm_sdk() -> None:
+    """Build what the SDK builds on its first use and then keeps (the pydantic schemas of a Models API
+    entry, the type adapters of the stream events: a few hundred ms of CPU on the first answer), offline:
+    one Models API read and one streamed answer from canned responses in memory, nothing sent anywhere."""
+    import json
+
+    import httpx2
+    from anthropic import AsyncAnthropic
+
+    sse = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _WARM_EVENTS).encode()
+    entry = {"id": "warm", "type": "model", "display_name": "warm", "created_at": "2026-01-01T00:00:00Z"}
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path.startswith("/v1/models"):
+            return httpx2.Response(200, json=entry)
+        return httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+
+    async def read_and_stream() -> None:
+        transport = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url="http://warm.invalid", http_client=transport)
+        async with client:
+            (await client.models.retrieve("warm")).model_dump(mode="json")
+            messages: Any = [{"role": "user", "content": "warm-up"}]
+            async with client.messages.stream(model="warm", max_tokens=1, messages=messages) as stream:
+                await stream.get_final_message()
+
+    asyncio.run(read_and_stream())
+    # what the first real connection imports (an in-memory transport needs none of it): the HTTP/1.1
+    # stack under httpx2, the async backend of its sockets, the system's certificate store
+    for name in _FIRST_CONNECTION:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+_FIRST_CONNECTION = ("httpcore2", "h11", "anyio._backends._asyncio", "anyio.streams.tls", "truststore")
+
+
+def _import_and_warm() -> None:
+    import_sdk()
+    try:
+        warm_sdk()
+    except Exception:  # only a head start: the first answer builds what this could not
+        log.debug("warming the SDK failed", exc_info=True)
+
+
 def prewarm() -> threading.Thread:
-    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it."""
-    thread = threading.Thread(target=import_sdk, name="import-anthropic", daemon=True)
+    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it, and then
+    build what it builds on first use (``warm_sdk``)."""
+    thread = threading.Thread(target=_import_and_warm, name="import-anthropic", daemon=True)
     thread.start()
     return thread
 
@@ -57,30 +120,55 @@ ERROR_KINDS = {
     "overloaded_error": "overloaded",
     "rate_limit_error": "rate_limit",
     "authentication_error": "auth",
-    "permission_error": "auth",
+    "billing_error": "billing",
+    "permission_error": "permission",
     "invalid_request_error": "bad_request",
     "not_found_error": "not_found",
     "request_too_large": "too_large",
     "api_error": "server",
     "timeout_error": "timeout",
 }
-"""The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
+"""The API's error types (the Claude API errors page; in an HTTP error body or an error event inside a
+stream) -> ModelError kinds. A type the page adds later reads as "server" (try again)."""
+
+NO_WEB_FETCH = re.compile(r"^claude-opus-5(-\d{8})?$")
+"""Models whose documentation says they take no ``web_fetch`` tool: the Claude Opus 5 migration guide ("web
+fetch is not available on Claude Opus 5"). The Models API's ``server_tools`` lists no web fetch capability."""
+
+
+def takes_server_tool(model: str, tool: Mapping[str, Any]) -> bool:
+    """Whether ``model`` takes the tool declaration ``tool`` (all do but web_fetch on NO_WEB_FETCH models, which
+    then answer without fetching pages; the declarations stay the same for every request to that model)."""
+    return not (tool.get("name") == "web_fetch" and tool.get("type") and NO_WEB_FETCH.match(model))
+
+
+BY_STATUS = {400: "bad_request", 401: "auth", 402: "billing", 403: "permission", 404: "not_found", 413: "too_large",
+             429: "rate_limit", 504: "timeout", 529: "overloaded"}  # fmt: skip
+
+SPEND_LIMIT = "you have reached your specified"
+"""A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
+also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
+reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
+SPEND_CAP = "enforced_spend_limit_reached"
+"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
 
 def error_kind(e: Exception) -> str:
     """The ModelError kind of an SDK error: by its HTTP status, or for an error event inside a
     stream (which arrives with HTTP 200) by the error type in its body."""
     status = getattr(e, "status_code", 0)
-    by_status = {400: "bad_request", 401: "auth", 403: "auth", 404: "not_found", 413: "too_large", 429: "rate_limit",
-                 529: "overloaded"}  # fmt: skip
-    if status in by_status:
-        return by_status[status]
     body = getattr(e, "body", None)
+    err: dict[str, Any] = {}
     if isinstance(body, dict):
-        err = body.get("error") if isinstance(body.get("error"), dict) else body
-        kind = ERROR_KINDS.get(str(err.get("type", "")))
-        if kind is not None:
-            return kind
+        err = body["error"] if isinstance(body.get("error"), dict) else body
+    details = err.get("details") if isinstance(err.get("details"), dict) else {}
+    if details.get("error_code") == SPEND_CAP:
+        return "spend_cap"
+    kind = BY_STATUS.get(status) or ERROR_KINDS.get(str(err.get("type", "")))
+    if kind == "bad_request" and str(err.get("message", "")).lower().startswith(SPEND_LIMIT):
+        return "spend_limit"
+    if kind is not None:
+        return kind
     text = str(e).lower()
     return "overloaded" if "overload" in text else "server"
 
@@ -246,7 +334,7 @@ class ClaudeModel:
         info = await self.info()
         extra: dict[str, Any] = info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
         if tools:
-            extra["tools"] = list(tools)
+            extra["tools"] = [t for t in tools if takes_server_tool(self.name, t)]
         if tool_choice:
             extra["tool_choice"] = dict(tool_choice)
         limit = max_tokens or self.max_tokens

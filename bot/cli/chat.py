@@ -26,7 +26,7 @@ from typing import TextIO, TypeVar
 from bot.claude.model import ModelError, TextCallback
 from bot.cli.commands import SlashCommands
 from bot.cli.render import AnswerView, Renderer
-from bot.cli.texts import text
+from bot.cli.texts import error_line, text
 from bot.commands.reminders import pending_lines
 from bot.core.ask import Answer, Assistant, NothingToRetry, Question
 from bot.texts import error_text
@@ -246,7 +246,7 @@ class ChatSession(SlashCommands):
         except ModelError as e:
             if question is not None:
                 self._failed = question
-            self.error(f"{error_text(e.kind, self.lang)} {text('retry.hint', self.lang)}")
+            self.error(error_line(e.kind, self.lang, model=getattr(self.assistant.model, "name", "?")))
             return
         except Exception as e:  # the loop survives anything; details go to the log (-v)
             log.warning("chat %s: turn failed", self.chat_id, exc_info=True)
@@ -263,7 +263,7 @@ class ChatSession(SlashCommands):
             self._midline = True
         self._end_line()
         if not answer.saved:
-            self.error(bot_text("error.not_saved", self.lang))
+            self.error(error_text("not_saved", self.lang, where="terminal", data=self.assistant.transcript.root))
         if self.interactive:
             self.out.write("\n")
         self.out.flush()
