@@ -13,12 +13,19 @@ rounds of the tool loop), the share read from cache, and the input cost relative
 the same tokens without caching (cache write 1.25x, cache read 0.1x). The summarizer's own
 calls are not included (their count is printed). Exits non-zero when the cache share over turns 11-60 is under 40%.
 
-    python -m bench.prompt_cache [--turns 60] [--model claude-sonnet-5-5] [--web] [--quiet]
+    python -m bench.prompt_cache [--turns 60] [--model claude-sonnet-5-5] [--web] [--people] [--quiet]
 
-On models that take mid-conversation system messages (the 5.5 generation) the time line and the
-related memories follow the question in one, so the conversation before it is cached from turn to
-turn; on the others (Sonnet 4.6) they end the system prompt. The first request to such a model is
-refused once (learned and kept, as the bot does); it is not counted.
+On models documented to take mid-conversation system messages (Sonnet 5.5, Opus 4.8) the time line
+and the related memories follow the question in one, so the conversation before it is cached from
+turn to turn; on the others they end the system prompt.
+
+With ``--people`` (issue 30 item 4) three chats play the same script with web search on: a private
+chat; a group where the owner (who may search) and a member (who may not: ``WEB_SEARCH=owner``) take
+turns; one person who passes ``DAILY_SEARCH_LIMIT`` partway. The web tools are declared on every
+request of all three; who may not search is told so in the per-turn context. Printed per chat: the
+share of the input read from the cache, the ideal (every token a request shares with an earlier
+request read from the cache: only the tokens new to each request uncached) and the share of the ideal
+reached. Goal: every chat within 5 points of the private one, the private one at >= 95% of the ideal.
 
 With ``--web`` web search is on (the ``web_search`` / ``web_fetch`` server tools are declared on
 every request, after the client tools) and one question turn out of five searches twice and cites
@@ -222,6 +229,167 @@ async def play(turns: int, model_name: str, seed: int, web: bool = False) -> tup
         server.stop()
 
 
+# -- who may search: the same tools for everyone (issue 30 item 4) ------------------------------------------
+OWNER, MEMBER, GROUP = 1, 2, -100
+SEARCH_LIMIT = 9  # DAILY_SEARCH_LIMIT of the "limit" scenario: passed at turn 24 (two searches every fifth turn)
+
+
+@dataclass
+class Scenario:
+    name: str
+    read: int = 0  # input tokens read from the cache, turns 11-N
+    total: int = 0  # all input tokens (uncached, cache writes and reads), turns 11-N
+    ideal: int = 0  # what could be read at best: every token a request shares with an earlier one
+    prompt: int = 0  # the requests' own tokens (input without the pages Claude read while searching)
+    searches: int = 0
+    told: int = 0  # requests that told Claude search is not available
+
+    @property
+    def share(self) -> float:
+        return self.read / self.total if self.total else 0.0
+
+    @property
+    def ideal_share(self) -> float:
+        return self.ideal / self.total if self.total else 0.0
+
+    @property
+    def prompt_share(self) -> float:
+        """Read from the cache, of the requests' own tokens: comparable between chats that read different
+        amounts of web pages (a page Claude read is new input of its request, never cacheable)."""
+        return self.read / self.prompt if self.prompt else 0.0
+
+
+def shared_prefixes(bodies: list[dict[str, Any]]) -> list[int]:
+    """Per request: the tokens of its longest prefix (in the fake's cache segments) that an earlier request
+    had too: the most the best caching could read; everything after it is new to the request."""
+    import hashlib
+
+    from tests.fakes.prompt_cache import segments
+
+    seen: set[str] = set()
+    out: list[int] = []
+    for body in bodies:
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        running = best = 0
+        mine: list[str] = []
+        for seg in segments(body):
+            digest.update(b"\x00" + seg.key.encode())
+            running += seg.tokens
+            key = digest.hexdigest()
+            if key in seen:
+                best = running
+            mine.append(key)
+        seen.update(mine)
+        out.append(best)
+    return out
+
+
+async def play_people(kind: str, turns: int, model_name: str, seed: int) -> Scenario:
+    """``private``: one person who may search; ``group``: the owner (may search) and a member (may not,
+    WEB_SEARCH=owner) take turns in one chat; ``limit``: one person who passes DAILY_SEARCH_LIMIT partway.
+    One turn in five asks something that needs the web; who may not search is answered from memory (Claude
+    is told so in the per-turn context; the web tools stay declared)."""
+    from bot.core.ask import Question, Spend
+    from bot.core.limits import Limits
+    from memory.usage import UsageLedger
+    from tests.fakes.model_rules import prompt_tokens
+
+    clock = SimClock()
+    server = FakeAnthropic(clock=clock.monotonic).start()
+    plan = script(turns, seed, web=True)
+    pending: list[Any] = []
+    spends: list[tuple[int, Spend]] = []
+
+    def answer(body: dict[str, Any]) -> Any:
+        if body["system"] and str(body["system"][0].get("text", "")).startswith(SYSTEM_MARK):
+            return Text(memo(1))
+        return pending.pop(0) if pending else Text(f"echo: {last_user_text(body)}")
+
+    server.default = answer
+    result = Scenario(kind)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            client = ClaudeModel(model_name, api_key="bench", max_retries=0, catalog=ModelCatalog(Path(tmp)))
+            client.client = client.client.with_options(base_url=server.url)
+            limits = Limits(UsageLedger(Path(tmp), flush_after=None), searches=SEARCH_LIMIT if kind == "limit" else 0,
+                            now=clock.now)  # fmt: skip
+            web = WebSearch(WebSettings(daily_limit=limits.searches))
+            web.may_search = (lambda u: u == OWNER) if kind == "group" else limits.may_search
+            turn = 0
+
+            def spent(s: Spend) -> None:
+                limits.record(s)
+                spends.append((turn, s))
+
+            assistant = Assistant(transcript=Transcript(Path(tmp)), model=client, now=clock.now, web=web,
+                                  on_spend=spent, summarizer=Summarizer(ClaudeModel(model_name, share=client)),
+                                  recall=RecallIndex(Path(tmp)))  # fmt: skip
+
+            async def reserve(user_id: int | None, request: Any, previous: Any) -> Any:
+                return await limits.reserve(user_id, request, previous=previous)
+
+            assistant.reserve = reserve
+            chat = GROUP if kind == "group" else CHAT
+            firsts: list[int] = []  # per turn: the index of its first request
+            for i, (text, reply) in enumerate(plan, 1):
+                turn = i
+                who = (OWNER if i % 2 else MEMBER) if kind == "group" else OWNER
+                if isinstance(reply, WebAnswer) and not web.allowed(who):
+                    reply = Text("지금은 웹 검색을 할 수 없어서 아는 범위에서 답해요. " * 8)  # Claude was told
+                after_tool = Text("알겠어요, 기억해 둘게요.")
+                pending[:] = [reply, after_tool] if isinstance(reply, ToolCalls) else [reply]
+                firsts.append(len(server.requests))
+                await assistant.ask(
+                    chat,
+                    Question(
+                        f"{text}" if kind != "group" else f"{'민지' if who == OWNER else '준호'}: {text}", user_id=who
+                    ),
+                )
+                await assistant.maintain(chat, user_id=who)
+                clock.seconds += 60
+            await client.client.close()
+            assert server.rejected == [], server.rejected
+            chat_bodies = [
+                b for b in server.requests if not str(b["system"][0].get("text", "")).startswith(SYSTEM_MARK)
+            ]
+            ideal = shared_prefixes(chat_bodies)
+            late = [k for k, b in enumerate(chat_bodies) if server.requests.index(b) >= firsts[10]]
+            result.ideal = sum(ideal[k] for k in late)
+            result.prompt = sum(prompt_tokens(chat_bodies[k]) for k in late)
+            result.told = sum("Web search is not available" in str(chat_bodies[k]) for k in late)
+            for t, s in spends:
+                if s.kind == "summary" or t <= 10:
+                    continue
+                u = s.usage
+                result.read += u.cache_read_tokens
+                result.total += u.input_tokens + u.cache_write_tokens + u.cache_read_tokens
+                result.searches += u.web_searches
+            return result
+    finally:
+        server.stop()
+
+
+def people(turns: int, model_name: str, seed: int) -> int:
+    """The group and the daily-limit scenarios beside a private chat and beside the ideal."""
+    runs = [asyncio.run(play_people(k, turns, model_name, seed)) for k in ("private", "group", "limit")]
+    private = runs[0]
+    print(f"model {model_name}; web tools declared on every request; turns 11-{turns}")
+    print("cached: share of all input read from the cache; of prompt: of the requests' own tokens (without the")
+    print("pages read while searching, new input by nature); of ideal: cached / what the best caching could read")
+    head = f"{'scenario':>8} {'input':>9} {'read':>9} {'cached':>7} {'ideal':>7} {'of ideal':>8} {'of prompt':>9}"
+    print(f"{head} {'searches':>8} {'told':>5}")
+    ok = private.share >= 0.95 * private.ideal_share
+    for r in runs:
+        of_ideal = r.share / r.ideal_share if r.ideal_share else 0.0
+        print(f"{r.name:>8} {r.total:>9,} {r.read:>9,} {r.share:>7.1%} {r.ideal_share:>7.1%} {of_ideal:>8.1%}"
+              f" {r.prompt_share:>9.1%} {r.searches:>8} {r.told:>5}")  # fmt: skip
+        ok = ok and abs(of_ideal - private.share / private.ideal_share) <= 0.05
+    verdict = "PASS" if ok else "FAIL"
+    print(f"{verdict}: every scenario within 5 points of the private chat (of its ideal: the raw shares differ with")
+    print("what each chat reads and writes, not with caching), and the private chat at >= 95% of the ideal")
+    return 0 if ok else 1
+
+
 def total(rows: list[TurnRow]) -> TurnRow:
     out = TurnRow(0, 0, 0, 0, 0)
     for r in rows:
@@ -239,7 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quiet", action="store_true", help="only the totals")
     parser.add_argument("--web", action="store_true", help="web search on; one turn in five searches")
+    parser.add_argument(
+        "--people", action="store_true", help="a private chat, a group (only the owner searches), a search limit"
+    )
     args = parser.parse_args(argv)
+    if args.people:
+        return people(args.turns, args.model, args.seed)
     rows, summaries = asyncio.run(play(args.turns, args.model, args.seed, args.web))
     if not args.quiet:
         print(f"{'turn':>4} {'rounds':>6} {'input':>7} {'write':>7} {'read':>7} {'cached':>7} {'cost':>6}")

@@ -12,13 +12,19 @@ questions answered, refused on arrival and stopped mid-way, with the reservation
 is) and without it (``Limits.reserve`` and the admission hold disabled: the bot before the fix),
 in the same run. Goal: recorded <= limit + one call.
 
-    python -m bench.token_burst [--limit 20000] [--questions 20] [--rounds 2]
+Then the same burst with refusals and searches (issue 29 items 4 and 5): one question in three is
+refused by the model (billed like any call: charged to the asker), one in three searches the web
+(three searches a call, ``WEB_SEARCH_MAX_USES=3``) under ``DAILY_SEARCH_LIMIT``; goal: recorded tokens
+<= limit + one call, searches <= the search limit + one call's ``max_uses``.
+
+    python -m bench.token_burst [--limit 20000] [--questions 20] [--rounds 2] [--searches 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -31,12 +37,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from bot import limits as bot_limits
 from bot.config import load_settings
+from bot.core import limits as bot_limits
 from bot.texts import t
 from bot.tg.app import build_application
 from bot.wiring import make_assistant
-from tests.fakes.anthropic_server import FakeAnthropic, Text, ToolCalls, tool_results
+from tests.fakes.anthropic_server import FakeAnthropic, Refusal, Text, ToolCalls, tool_results
+from tests.fakes.server_tools import Page, Search, WebAnswer
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 
 USER = 7
@@ -53,13 +60,26 @@ class Outcome:
     answered: int
     refused: int  # on arrival (the polite "limit" reply)
     stopped: int  # accepted, then stopped before a model call ("error.limit")
+    declined: int = 0  # refused by the model (stop_reason "refusal"): billed all the same
+    searches: int = 0
+
+
+SEARCHES_PER_CALL = 3  # WEB_SEARCH_MAX_USES in the mixed burst
+PAGE = Page("https://news.example.com/a", "News")
 
 
 def responder(release: threading.Event, rounds: int) -> Any:
-    """Each request waits for ``release``; then ``rounds`` tool rounds, then a text."""
+    """Each request waits for ``release``; then ``rounds`` tool rounds, then a text. A question that says
+    거절 is refused by the model; one that says 검색 searches the web three times (when it may)."""
 
-    def answer(body: dict[str, Any]) -> Text | ToolCalls:
+    def answer(body: dict[str, Any]) -> Text | ToolCalls | Refusal | WebAnswer:
         release.wait(120)
+        question = json.dumps(body["messages"][0], ensure_ascii=False)
+        if "거절" in question:
+            return Refusal(usage=dict(CALL_USAGE))
+        if "검색" in question:
+            steps = [Search(f"뉴스 {i}", (PAGE,)) for i in range(SEARCHES_PER_CALL)]
+            return WebAnswer(steps, parts=[("다 됐어요", [PAGE.url])], usage=dict(CALL_USAGE))  # type: ignore[list-item]
         done = sum(1 for m in body["messages"] if m["role"] == "user" and tool_results({"messages": [m]}))
         if done < rounds:
             return ToolCalls([("list_reminders", {})], usage=dict(CALL_USAGE))
@@ -68,7 +88,8 @@ def responder(release: threading.Event, rounds: int) -> Any:
     return answer
 
 
-async def run_burst(limit: int, questions: int, rounds: int, *, reserve: bool) -> Outcome:
+async def run_burst(limit: int, questions: int, rounds: int, *, reserve: bool, searches: int = 0) -> Outcome:
+    """``searches`` > 0: the mixed burst (refusals, searches under DAILY_SEARCH_LIMIT=searches)."""
     with FakeTelegram() as tg, FakeAnthropic() as claude, tempfile.TemporaryDirectory() as tmp:
         release = threading.Event()
         claude.default = responder(release, rounds)
@@ -85,6 +106,8 @@ async def run_burst(limit: int, questions: int, rounds: int, *, reserve: bool) -
             "DAILY_TOKEN_LIMIT": str(limit),
             "RECALL_TURNS": "0",
             "STREAM_INTERVAL": "0.2",
+            "DAILY_SEARCH_LIMIT": str(searches),
+            "WEB_SEARCH_MAX_USES": str(SEARCHES_PER_CALL),
         }
         settings = load_settings(env, dotenv=False)
         with _without_reservation(not reserve):
@@ -95,8 +118,13 @@ async def run_burst(limit: int, questions: int, rounds: int, *, reserve: bool) -
             await app.updater.start_polling(timeout=1, allowed_updates=["message"])
             try:
                 chats = [-100_000 - i for i in range(questions)]
-                for chat in chats:
-                    tg.push_update({"message": tg.message(chat, f"@{BOT_USERNAME} 알림 목록 정리해 줘",
+                for i, chat in enumerate(chats):
+                    what = (
+                        ("거절될 질문", "오늘 뉴스 검색해 줘", "알림 목록 정리해 줘")[i % 3]
+                        if searches
+                        else "알림 목록 정리해 줘"
+                    )
+                    tg.push_update({"message": tg.message(chat, f"@{BOT_USERNAME} {what}",
                                                           chat_type="supergroup", user_id=USER)})  # fmt: skip
                 ledger = app.bot_data["guard"].limits.ledger
                 refusal = t("limit.tokens", "ko", limit=f"{limit:,}", when="").split("{")[0][:20]
@@ -127,6 +155,8 @@ async def run_burst(limit: int, questions: int, rounds: int, *, reserve: bool) -
             answered=kinds.count("answered"),
             refused=kinds.count("refused"),
             stopped=kinds.count("stopped"),
+            declined=kinds.count("declined"),
+            searches=tally.searches,
         )
 
 
@@ -135,8 +165,10 @@ def kind(view: list[str], refusal: str) -> str | None:
     if not view:
         return None
     last = view[-1]
-    if last == "다 됐어요":
+    if last.startswith("다 됐어요"):
         return "answered"
+    if last == t("error.refusal", "ko"):
+        return "declined"
     if last.startswith(refusal):
         return "refused"
     if last == t("error.limit", "ko"):
@@ -164,6 +196,7 @@ def report(name: str, o: Outcome, limit: int) -> str:
         f"{name:<22} recorded {o.recorded:>7,} tokens ({o.recorded / limit:5.2f}x the limit, "
         f"{max(0, over) / CALL_TOKENS:4.1f} calls over) in {o.calls:>3} calls; "
         f"answered {o.answered}, refused on arrival {o.refused}, stopped {o.stopped}"
+        + (f", declined by the model {o.declined}; {o.searches} searches" if o.declined or o.searches else "")
     )
 
 
@@ -172,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=20_000)
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--searches", type=int, default=5, help="DAILY_SEARCH_LIMIT of the mixed burst")
     args = parser.parse_args(argv)
     print(f"{args.questions} questions at once, {args.rounds} tool rounds each, {CALL_TOKENS:,} tokens per call, "
           f"DAILY_TOKEN_LIMIT={args.limit:,}")  # fmt: skip
@@ -181,7 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     print(report("with reservation", after, args.limit))
     ok = after.recorded <= args.limit + CALL_TOKENS
     print(f"goal recorded <= limit + one call ({args.limit + CALL_TOKENS:,}): {'met' if ok else 'MISSED'}")
-    return 0 if ok else 1
+    print(f"\nwith refusals (1 in 3) and searches (1 in 3, {SEARCHES_PER_CALL} a call), "
+          f"DAILY_SEARCH_LIMIT={args.searches}")  # fmt: skip
+    before = asyncio.run(run_burst(args.limit, args.questions, args.rounds, reserve=False, searches=args.searches))
+    print(report("without reservation", before, args.limit))
+    mixed = asyncio.run(run_burst(args.limit, args.questions, args.rounds, reserve=True, searches=args.searches))
+    print(report("with reservation", mixed, args.limit))
+    tokens_ok = mixed.recorded <= args.limit + CALL_TOKENS and mixed.declined > 0
+    searches_ok = mixed.searches <= args.searches + SEARCHES_PER_CALL
+    print(f"goal recorded <= limit + one call: {'met' if tokens_ok else 'MISSED'}; searches <= limit + one call's "
+          f"max_uses ({args.searches + SEARCHES_PER_CALL}): {'met' if searches_ok else 'MISSED'}")  # fmt: skip
+    return 0 if ok and tokens_ok and searches_ok else 1
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from bot.claude.client import ClaudeModel
 from bot.claude.model import ModelError
 from bot.claude.modelinfo import ModelCatalog
 from bot.claude.summarizer import Summarizer
-from bot.core.ask import Assistant
+from bot.core.ask import Assistant, Question
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.prompt_cache import segments
@@ -64,6 +64,7 @@ async def test_a_tool_round_sends_the_thinking_back_verbatim_and_stores_the_turn
     # exactly the blocks of the first reply: thinking (with its signature) first, then the tool call
     kinds = [b["type"] for b in sent_back["content"]]
     assert kinds[0] == "thinking" and kinds[-1] == "tool_use" and sent_back["content"][0]["signature"]
+    assert sent_back["content"][-1]["caller"] == {"type": "direct"}  # every field as received (issue 30 item 2)
     # the per-turn context (with the time) follows the question; both rounds send one system prompt
     # (that it has no clock is test_the_next_question_reads_the_last_one_from_the_cache's)
     assert first["system"] == second["system"] and "(한국 시각)이다." in turn_context(first)
@@ -227,15 +228,107 @@ async def test_max_tokens_is_capped_at_the_models_limit(fake_anthropic: FakeAnth
 async def test_a_model_without_system_messages_gets_the_time_in_the_system_prompt(
     fake_anthropic: FakeAnthropic, data_dir: Path
 ):
+    """Issue 30 item 3: no model is tried with a system message unless its documentation says it takes one."""
     assistant = make_assistant(fake_anthropic, data_dir, "claude-sonnet-4-6")
     fake_anthropic.reply(Text("안녕하세요"))
     assert (await assistant.ask(1, "안녕")).text == "안녕하세요"
-    # the first try was refused, learned and kept; then the old layout
-    refused, answered = fake_anthropic.requests[-2:]
-    assert refused["messages"][-1]["role"] == "system" and len(fake_anthropic.rejected) == 1
+    answered = fake_anthropic.requests[-1]
+    assert fake_anthropic.rejected == [] and len(fake_anthropic.requests) == 1
     assert all(m["role"] != "system" for m in answered["messages"])
     assert "(한국 시각)이다." in answered["system"][-1]["text"]
-    assert ModelCatalog(data_dir).get("claude-sonnet-4-6").system_messages is False
-    fake_anthropic.reply(Text("또 안녕"))
-    await assistant.ask(1, "또")
-    assert len(fake_anthropic.rejected) == 1  # never tried again
+
+
+@pytest.mark.parametrize(
+    ("model", "wanted"),
+    [("claude-sonnet-5-5", True), ("claude-opus-5-5", False), ("claude-haiku-5-5", False), ("claude-fable-5-2", False),
+     ("claude-sonnet-4-6", False)],
+)  # fmt: skip
+async def test_system_messages_come_from_the_documentation_and_survive_a_refresh(
+    fake_anthropic: FakeAnthropic, data_dir: Path, model: str, wanted: bool
+):
+    """Issue 33 (modelinfo.py:211), replaced: the choice is by documented model id, so ``/model refresh``
+    (a new Models API read) cannot forget or change it."""
+    m = claude(fake_anthropic, data_dir, model)
+    assert await m.wants_system_messages() is wanted
+    await m.fetch_info()  # /model refresh
+    assert await claude(fake_anthropic, data_dir, model).wants_system_messages() is wanted
+
+
+async def test_a_documented_model_that_refuses_the_system_message_still_answers(
+    fake_anthropic: FakeAnthropic, data_dir: Path
+):
+    """Were a documented model to answer 400 (documented type invalid_request_error), the question is asked
+    again in the layout every model takes; nothing is learned from the message's wording."""
+    fake_anthropic.add_model("claude-sonnet-5-5-20260928", "claude-sonnet-5-5", system_messages=False)
+    assistant = make_assistant(fake_anthropic, data_dir, "claude-sonnet-5-5-20260928")
+    for n in (1, 2):
+        fake_anthropic.reply(Text(f"답 {n}"))
+        assert (await assistant.ask(1, f"질문 {n}")).text == f"답 {n}"
+        refused, answered = fake_anthropic.requests[-2:]
+        assert refused["messages"][-1]["role"] == "system" and len(fake_anthropic.rejected) == n
+        assert all(m["role"] != "system" for m in answered["messages"])
+
+
+@pytest.mark.parametrize("script", [Refusal(text="I can"), Text("")], ids=["refusal", "empty"])
+async def test_a_refused_or_empty_answer_is_charged_with_its_searches(
+    fake_anthropic: FakeAnthropic, data_dir: Path, script
+):
+    """Issue 29 item 4: the API bills a refusal and an empty answer; the asker is charged, searches included."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = make_assistant(fake_anthropic, data_dir)
+    assistant.on_spend = spent.append
+    script.usage.update({"input_tokens": 150_300, "server_tool_use": {"web_search_requests": 2}})
+    fake_anthropic.reply(script)
+    with pytest.raises(ModelError) as e:
+        await assistant.ask(1, Question("뭐든", user_id=7))
+    assert e.value.kind == ("refusal" if isinstance(script, Refusal) else "empty")
+    assert [(s.user_id, s.usage.input_tokens, s.usage.web_searches) for s in spent] == [(7, 150_300, 2)]
+    assert stored(data_dir, 1) == []
+
+
+async def test_a_refused_summary_is_charged(fake_anthropic: FakeAnthropic, data_dir: Path):
+    charged: list[tuple[int, str]] = []
+    summarize = Summarizer(claude(fake_anthropic, data_dir), on_usage=lambda u, m: charged.append((u.input_tokens, m)))
+    fake_anthropic.reply(Refusal(usage={"input_tokens": 4321}))
+    with pytest.raises(ModelError):
+        await summarize(None, [{"role": "user", "content": "x"}])
+    assert charged == [(4321, "claude-sonnet-5-5")]
+
+
+async def test_the_round_after_the_limit_reads_the_cached_messages(fake_anthropic: FakeAnthropic, data_dir: Path):
+    """Issue 30 item 5: past the tool-round limit the request keeps its tool_choice, so the cached messages
+    (the question and the first round) are read, not written again (the fake applies the prompt caching
+    page's rule: a changed tool_choice invalidates the message blocks' cache)."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = Assistant(transcript=Transcript(data_dir), model=claude(fake_anthropic, data_dir), max_tool_rounds=1)
+    assistant.on_spend = spent.append
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "a"})]), ToolCalls([("remember", {"text": "b"})]), Text("끝"))
+    answer = await assistant.ask(1, "기억해 " + "가나다라마바사 " * 200)
+    assert answer.text == "끝" and fake_anthropic.rejected == []
+    assert all("tool_choice" not in r for r in fake_anthropic.requests)
+    first, second, last = (s.usage for s in spent)
+    # every call reads what the call before it cached: the whole prefix up to its last breakpoint
+    assert second.cache_read_tokens >= first.cache_read_tokens + first.cache_write_tokens
+    assert last.cache_read_tokens >= second.cache_read_tokens + second.cache_write_tokens
+    assert [f.text for f in assistant.list_facts(1)] == ["a"]  # the call past the limit did not run
+
+
+async def test_after_a_fact_changes_the_tools_and_persona_are_still_read_from_the_cache(
+    fake_anthropic: FakeAnthropic, data_dir: Path
+):
+    """bench.prompt_cache --people: the ideal reads the unchanged tools and persona after a fact changed;
+    a breakpoint on the persona (and only one breakpoint in a later round's messages, within the 4) does."""
+    from bot.core.ask import Spend
+
+    spent: list[Spend] = []
+    assistant = make_assistant(fake_anthropic, data_dir)
+    assistant.on_spend = spent.append
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "생일은 3월 14일"})]), Text("기억했어요."), Text("네"))
+    await assistant.ask(1, "내 생일은 3월 14일이야")
+    await assistant.ask(1, "고마워")  # the facts in the system prompt changed since the last request
+    assert fake_anthropic.rejected == []
+    assert spent[-1].usage.cache_read_tokens >= 512  # tools and persona, read

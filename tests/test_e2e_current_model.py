@@ -58,8 +58,8 @@ def test_a_tool_exchange_shows_progress_and_stores_the_turn_without_thinking(
 def test_a_refusal_is_said_in_the_users_language_and_stores_nothing(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
-    start_bot(**FAST)
-    fake_anthropic.reply(Refusal(text="I'll start"))
+    bot = start_bot(**FAST)
+    fake_anthropic.reply(Refusal(text="I'll start", usage={"input_tokens": 150_300}))
     assert ask(fake_telegram, "이상한 부탁") == t("error.refusal", "ko")
     assert stored(data_dir, CHAT) == []
     # the refused question is not replayed: the next request does not carry it
@@ -67,6 +67,11 @@ def test_a_refusal_is_said_in_the_users_language_and_stores_nothing(
     assert ask(fake_telegram, "다른 질문") == "네, 물어보세요."
     assert convo(fake_anthropic.requests[-1]) == [{"role": "user", "content": "다른 질문"}]
     assert not (data_dir / "chats" / f"{CHAT}.pending.json").exists()
+    assert bot.stop() == 0
+    from memory.usage import UsageLedger
+
+    # issue 29 item 4: the refused call was billed, so it is charged to the person who asked
+    assert UsageLedger(data_dir, flush_after=None).user_total(str(CHAT)).total_tokens() > 150_300
 
 
 def test_max_tokens_in_a_tool_call_runs_nothing_and_says_the_answer_was_cut(

@@ -8,8 +8,10 @@ next question in the same chat are both checked.
 import json
 import re
 
+import pytest
+
 from tests.conftest import TEST_OWNER
-from tests.fakes.anthropic_server import FakeAnthropic, Text
+from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, ToolCalls
 from tests.fakes.server_tools import Page, Search, WebAnswer
 from tests.fakes.telegram_server import FakeTelegram
 from tests.helpers import convo, stored
@@ -115,25 +117,37 @@ def test_a_search_error_still_answers_once_logged(
     assert bot.log.count("web search failed (unavailable)") == 1
 
 
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-4-6"])
 def test_over_the_daily_search_limit_answers_without_search(
-    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, model
 ):
-    bot = start_bot(DAILY_SEARCH_LIMIT="1", **FAST)
+    """Issue 30 item 4 / 29 item 5: the tools stay the same (the cached prefix holds); Claude is told search
+    is not available, and a search it starts anyway is cut before it runs and the call made again to answer."""
+    bot = start_bot(DAILY_SEARCH_LIMIT="1", ANTHROPIC_MODEL=model, **FAST)
     fake_anthropic.reply(WebAnswer([Search("뉴스", (P2,))], parts=[("뉴스예요", [P2.url])]))
     fake_telegram.send_text(CHAT, "뉴스?")
     assert "Seoul weather" in fake_telegram.wait_sent(CHAT)[-1]
-    # the second question of the day: no web tools in the request, an answer all the same
-    fake_anthropic.reply(WebAnswer([Search("또 뉴스", (P3,))], parts=[("검색 없이 답해요", [])]))
+    first = fake_anthropic.requests[-1]
+    # the second question of the day: the same tools, a notice, and a search started anyway is cut
+    fake_anthropic.reply(
+        WebAnswer([Search("또 뉴스", (P3,))], parts=[("검색했어요", [P3.url])]), Text("검색 없이 답해요")
+    )
     fake_telegram.send_text(CHAT, "또 뉴스?")
     assert fake_telegram.wait_sent(CHAT, 2)[-1] == "검색 없이 답해요"
-    kinds = [t.get("type") for t in fake_anthropic.requests[-1].get("tools", [])]
-    assert "web_search_20250305" not in kinds
+    cut, answered = fake_anthropic.requests[-2:]
+    assert cut["tools"] == first["tools"] == answered["tools"]
+    assert "Web search is not available for this question" in json.dumps(cut, ensure_ascii=False)
+    assert "tool_choice" not in cut and answered["tool_choice"] == {"type": "none"}
     # the owner is not limited
     fake_anthropic.reply(WebAnswer([Search("주인 뉴스", (P3,))], parts=[("주인 답", [P3.url])]))
     fake_telegram.send_text(TEST_OWNER, "뉴스?")
     assert "기상청" in fake_telegram.wait_sent(TEST_OWNER)[-1]
     assert fake_anthropic.rejected == []
     assert bot.stop() == 0
+    from memory.usage import UsageLedger
+
+    ledger = UsageLedger(data_dir, flush_after=None)
+    assert ledger.user_total(str(CHAT)).searches == 1  # the cut search never ran: nothing over the limit
 
 
 def test_off_sends_no_server_tools(start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic):
@@ -194,3 +208,24 @@ def test_a_web_page_carrying_instructions_is_data_now_and_when_recalled(
     assert order in recalled(last)  # quoted earlier conversation, in the user turn …
     assert order not in json.dumps(last["system"], ensure_ascii=False) and order not in turn_context(last)
     assert fake_anthropic.rejected == []
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-opus-4-6"])
+def test_a_search_that_times_out_after_a_tool_round_still_answers(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir, model
+):
+    """Issue 30 item 1 on the real bot: the retry is the question again, without the web tools and
+    without the failed turn's thinking, so it passes the prefix checks (default model and another family)."""
+    bot = start_bot(ANTHROPIC_MODEL=model, **FAST)
+    fake_anthropic.reply(
+        ToolCalls([("remember", {"text": "뉴스를 자주 묻는다"})]),
+        Error(504, "timeout_error", "Request timeout"),
+        Text("검색 없이 답해요"),
+    )
+    fake_telegram.send_text(CHAT, "오늘 뉴스?")
+    assert fake_telegram.wait_sent(CHAT)[-1] == "검색 없이 답해요\n\n⚠️ 웹 검색을 하지 못해 검색 없이 답했어요."
+    assert fake_anthropic.rejected == []
+    retried = fake_anthropic.requests[-1]
+    assert not server_blocks(retried) and all(t.get("type", "custom") == "custom" for t in retried["tools"])
+    assert [m["role"] for m in stored(data_dir, CHAT)] == ["user", "assistant"]
+    assert bot.stop() == 0

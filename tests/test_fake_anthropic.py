@@ -87,6 +87,25 @@ async def test_the_real_client_streams_tool_calls_and_reports_a_rejected_request
     await model.client.close()
 
 
+def test_a_tool_call_of_the_current_turn_must_come_back_unmodified(fake_anthropic: FakeAnthropic):
+    """Rule (Handle tool calls; Thinking in tool and multi-turn workflows): within the turn the
+    assistant content goes back as returned; a completed earlier turn may be rebuilt."""
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})]), "ok", "ok")
+    question = [{"role": "user", "content": "q"}]
+    data = post(fake_anthropic, {"tools": TOOLS, "messages": question}).json()
+    use = data["content"][-1]
+    assert use["caller"] == {"type": "direct"}
+    result = {"type": "tool_result", "tool_use_id": use["id"], "content": "ok"}
+    rebuilt = {k: use[k] for k in ("type", "id", "name", "input")}
+    for blocks, status in (([rebuilt], 400), ([use], 200)):
+        messages = [*question, {"role": "assistant", "content": blocks}, {"role": "user", "content": [result]}]
+        assert post(fake_anthropic, {"tools": TOOLS, "messages": messages}).status_code == status
+    assert "`tool_use` block differs from the block the API returned" in fake_anthropic.rejected[-1]
+    later = [*question, {"role": "assistant", "content": [rebuilt]}, {"role": "user", "content": [result]},
+             {"role": "assistant", "content": "done"}, {"role": "user", "content": "next question"}]  # fmt: skip
+    assert post(fake_anthropic, {"tools": TOOLS, "messages": later}).status_code == 200
+
+
 def test_tool_choice_none_gets_a_text_answer(fake_anthropic: FakeAnthropic):
     fake_anthropic.reply(ToolCalls([("remember", {"text": "x"})], text="그냥 답할게요."))
     body = {"tools": TOOLS, "tool_choice": {"type": "none"}, "messages": [{"role": "user", "content": "q"}]}

@@ -70,14 +70,28 @@ async def test_the_next_request_replays_the_exchange_and_carries_the_fact(transc
 
 
 async def test_at_most_four_tool_rounds_then_an_answer(assistant: Assistant, transcript, fake_model):
-    fake_model.queue(*(tool_call("remember", {"text": f"fact {i}"}) for i in range(6)))
-    answer = await assistant.ask(1, "remember six things")
-    assert answer.tool_rounds == 4 and len(fake_model.calls) == 5
-    assert [c.tool_choice for c in fake_model.calls] == [None] * 4 + [{"type": "none"}]
-    assert all(c.tools for c in fake_model.calls)  # same tools every time: the cached prefix stays
+    fake_model.queue(*(tool_call("remember", {"text": f"fact {i}"}) for i in range(4)), "다 기억했어요.")
+    answer = await assistant.ask(1, "remember four things")
+    assert answer.tool_rounds == 4 and len(fake_model.calls) == 5 and answer.text == "다 기억했어요."
+    # issue 30 item 5: tool_choice never changes (it would invalidate the cached messages)
+    assert [c.tool_choice for c in fake_model.calls] == [None] * 5
+    assert all(c.tools == fake_model.calls[0].tools for c in fake_model.calls)  # the cached prefix stays
     assert len(assistant.list_facts(1)) == 4
     stored = rows(transcript)
     assert len(stored) == 10 and is_complete(stored) and stored[-1]["content"] == answer.text
+
+
+async def test_tool_calls_past_the_limit_are_answered_limit_reached_not_run(
+    assistant: Assistant, transcript, fake_model
+):
+    fake_model.queue(*(tool_call("remember", {"text": f"fact {i}"}) for i in range(7)))
+    answer = await assistant.ask(1, "remember seven things")
+    assert len(assistant.list_facts(1)) == 4  # only the first four ran
+    # the fifth and sixth calls were answered "limit reached", tool_choice unchanged; only then none
+    assert [c.tool_choice for c in fake_model.calls] == [None] * 6 + [{"type": "none"}]
+    refused = fake_model.calls[5].messages[-1]["content"][0]
+    assert refused["is_error"] and "limit of tool calls" in refused["content"]
+    assert answer.tool_rounds == 6 and is_complete(rows(transcript))
 
 
 async def test_a_failure_mid_loop_stores_nothing_but_a_changed_fact_stays(assistant: Assistant, transcript, fake_model):

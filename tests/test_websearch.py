@@ -204,7 +204,8 @@ def test_settings_and_location():
         with pytest.raises(WebConfigError):
             web_settings(env)
     assert user_location("America/New_York")["city"] == "New York"
-    assert user_location("America/New_York").get("country") in ("US", None)
+    assert "country" not in user_location("America/New_York")  # not guessed from the zone table (issue 30.3)
+    assert "country" not in user_location("Europe/Kyiv") and user_location("Asia/Seoul")["country"] == "KR"
     assert supports_web_search("claude-sonnet-5-5") and not supports_web_search("claude-3-haiku-20240307")
     assert not supports_web_search("claude-sonnet-5-5", {"server_tools": {"web_search": {"supported": False}}})
     assert supports_web_search("my-proxy", {"server_tools": {"web_search": {"supported": True}}})
@@ -364,3 +365,26 @@ async def test_a_request_that_times_out_while_searching_is_answered_without_sear
     first, second = fake_anthropic.requests[-2:]
     assert first["tools"][-2]["type"] == "web_search_20250305" and "tools" not in second
     assert sum("timed out; answering without it" in r.message for r in caplog.records) == 1
+
+
+async def test_the_fake_does_not_search_under_tool_choice_none(fake_anthropic: FakeAnthropic):
+    """Fake rule (Tool use, tool_choice: with "none" Claude uses no tool, server tools included)."""
+    model = model_for(fake_anthropic)
+    fake_anthropic.reply(two_searches())
+    reply = await model.complete(
+        system=SYSTEM, messages=[{"role": "user", "content": "날씨?"}], tools=web_tools(), tool_choice={"type": "none"}
+    )
+    assert reply.usage.web_searches == 0 and not any(b["type"] == "server_tool_use" for b in reply.blocks)
+
+
+async def test_a_search_its_asker_may_not_run_is_cut_before_it_runs(fake_anthropic: FakeAnthropic):
+    """The client closes the stream at the server_tool_use block (issue 30 item 4): ModelError
+    search_refused, with the input usage message_start reported (billed) and no search counted."""
+    model = model_for(fake_anthropic)
+    fake_anthropic.reply(two_searches())
+    with pytest.raises(ModelError) as e:
+        await model.complete(
+            system=SYSTEM, messages=[{"role": "user", "content": "날씨?"}], tools=web_tools(), allow_search=False
+        )
+    assert e.value.kind == "search_refused" and e.value.reply is not None
+    assert e.value.reply.usage.input_tokens > 0 and e.value.reply.usage.web_searches == 0

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
-from bot.claude.modelinfo import ModelCatalog, ModelInfo
+from bot.claude.modelinfo import ModelCatalog, ModelInfo, documented_system_messages
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -151,9 +151,6 @@ also returns a 400 when usage reaches an organization or workspace spend limit y
 reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
 SPEND_CAP = "enforced_spend_limit_reached"
 """``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
-
-SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
-"""How a 400 for a mid-conversation system message on a model without them reads."""
 
 
 def error_kind(e: Exception) -> str:
@@ -307,12 +304,12 @@ class ClaudeModel:
         return [ModelInfo.from_api(m.model_dump(mode="json"), now) for m in page.data]
 
     async def wants_system_messages(self) -> bool:
-        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message (not known:
-        try it where the Models API answers; a model that refuses it is remembered)."""
-        info = await self.info()
-        if info.system_messages is not None:
-            return info.system_messages
-        return info.known  # an endpoint without the Models API (a proxy) keeps the layout every model takes
+        """Whether per-turn context goes in a mid-conversation ``role: "system"`` message: only on the
+        models whose documentation says they take one, and only where the Models API answers (a
+        compatible proxy keeps the layout every model takes)."""
+        if not documented_system_messages(self.name):
+            return False
+        return (await self.info()).known
 
     # -- the Messages API --------------------------------------------------------------
     async def complete(
@@ -325,7 +322,11 @@ class ClaudeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
+        """One streamed response. ``allow_search`` False: the person asking may not search now (the web
+        tools stay declared so the cached prefix does not move); a response that starts a web search or
+        fetch is cut there and ModelError("search_refused") raised, with the input usage it was billed."""
         await load_sdk()
         import anthropic
         import httpx2
@@ -351,17 +352,22 @@ class ClaudeModel:
                     kind = getattr(event, "type", "")
                     if kind == "text" and on_text is not None and event.text:
                         await on_text(event.text)
-                    elif kind == "content_block_start" and on_tool is not None:
+                    elif kind == "content_block_start":
                         block = event.content_block
-                        if getattr(block, "type", "") in ("tool_use", "server_tool_use"):
+                        if getattr(block, "type", "") == "server_tool_use" and not allow_search:
+                            raise _SearchRefused(stream.current_message_snapshot)
+                        if on_tool is not None and getattr(block, "type", "") in ("tool_use", "server_tool_use"):
                             await on_tool(str(getattr(block, "name", "")))
                 final = await stream.get_final_message()
+        except _SearchRefused as e:
+            raise ModelError("search_refused", "a web search was started", reply=e.reply(self.name)) from None
         except anthropic.APIStatusError as e:
             kind = error_kind(e)
-            sent_system = any(m.get("role") == "system" for m in messages)
-            if kind == "bad_request" and sent_system and any(p in str(e) for p in SYSTEM_ROLE_REFUSED):
-                self.catalog.learn(self.name, system_messages=False)
-                raise ModelError("system_messages", str(e)) from e
+            if kind == "bad_request" and any(m.get("role") == "system" for m in messages):
+                # documented: a system message on a model without them is a 400 invalid_request_error. Which
+                # part of a 400 was refused is not told by its type, so the question is asked once more in the
+                # layout every model takes (nothing is remembered from the wording)
+                raise ModelError("system_messages", f"HTTP {e.status_code}: {e}") from e
             raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
         except anthropic.APITimeoutError as e:
             raise ModelError("timeout", str(e)) from e
@@ -375,15 +381,9 @@ class ClaudeModel:
             raise ModelError("timeout", str(e) or type(e).__name__) from e
         except httpx2.HTTPError as e:
             raise ModelError("connection", str(e) or type(e).__name__) from e
-        if final.stop_reason == "refusal":
-            details = getattr(final, "stop_details", None)
-            raise ModelError("refusal", str(getattr(details, "category", "") or ""))
         blocks = [b for b in (_block(b) for b in final.content) if b is not None]
         text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
-        calls = [b for b in blocks if b["type"] == "tool_use"]
-        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
-            raise ModelError("empty", f"stop_reason={final.stop_reason}")
-        u = final.usage
+        u = final.usage  # read first: a refused or empty answer is billed like any other
         server = getattr(u, "server_tool_use", None)  # web searches and fetches Anthropic ran
         usage = Usage(
             input_tokens=u.input_tokens or 0,
@@ -393,7 +393,33 @@ class ClaudeModel:
             web_searches=getattr(server, "web_search_requests", None) or 0,
             web_fetches=getattr(server, "web_fetch_requests", None) or 0,
         )
-        return Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
+        reply = Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
+        if final.stop_reason == "refusal":
+            details = getattr(final, "stop_details", None)
+            raise ModelError("refusal", str(getattr(details, "category", "") or ""), reply=reply)
+        calls = [b for b in blocks if b["type"] == "tool_use"]
+        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
+            raise ModelError("empty", f"stop_reason={final.stop_reason}", reply=reply)
+        return reply
+
+
+class _SearchRefused(Exception):
+    """A response started a web search its asker may not run: the stream is closed there."""
+
+    def __init__(self, snapshot: Any) -> None:
+        super().__init__("search refused")
+        self.snapshot = snapshot
+
+    def reply(self, name: str) -> Reply:
+        """What the cut response was billed so far (``message_start`` carries the input usage)."""
+        u = getattr(self.snapshot, "usage", None)
+        usage = Usage(
+            input_tokens=getattr(u, "input_tokens", 0) or 0,
+            output_tokens=getattr(u, "output_tokens", 0) or 0,
+            cache_read_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+            cache_write_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
+        )
+        return Reply("", usage, str(getattr(self.snapshot, "model", "") or name), "search_refused")
 
 
 def _block(block: Any) -> dict[str, Any] | None:
@@ -406,9 +432,10 @@ def _block(block: Any) -> dict[str, Any] | None:
         if citations:
             out["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in citations]
         return out
-    if kind == "tool_use":
-        value = block.input if isinstance(block.input, dict) else {}
-        return {"type": "tool_use", "id": str(block.id), "name": str(block.name), "input": value}
+    if kind == "tool_use":  # every field as received (``caller``, ``toolset_name``, …): it goes back unmodified
+        out = block.model_dump(mode="json", exclude_none=True)
+        out["input"] = block.input if isinstance(block.input, dict) else {}
+        return out
     if kind == "thinking":
         return {"type": "thinking", "thinking": str(block.thinking or ""), "signature": str(block.signature or "")}
     if kind == "redacted_thinking":

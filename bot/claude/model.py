@@ -86,16 +86,20 @@ class ModelError(Exception):
     """The model call failed. ``kind`` picks the message the user sees.
 
     kinds: rate_limit, overloaded, auth, timeout, connection, bad_request, server, empty,
-    refusal (the model declined: nothing is stored), cut (max_tokens in the middle of a tool call),
+    refusal (the model declined: nothing is stored), search_refused (a web search its asker may not run
+    was started: the call was cut), cut (max_tokens in the middle of a tool call),
     context_full (the conversation no longer fits the model), not_found (unknown model),
     too_large (the request is over the API's size limit), system_messages (the model takes no
     mid-conversation system message: the request is rebuilt without one)
     """
 
-    def __init__(self, kind: str, detail: str = "") -> None:
+    def __init__(self, kind: str, detail: str = "", *, reply: Reply | None = None) -> None:
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
         self.detail = detail
+        # the response when the API answered (and billed) it but the answer is unusable (refusal, empty):
+        # its usage is charged to the person who asked like any other call's
+        self.reply = reply
 
 
 class Model(Protocol):
@@ -111,8 +115,10 @@ class Model(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
-        """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks."""
+        """One response. With ``tools`` it may stop with ``stop_reason == "tool_use"`` and tool_use blocks.
+        ``allow_search`` False: a response that starts a web search raises ModelError("search_refused")."""
         ...
 
 
@@ -182,6 +188,7 @@ class FakeModel:
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         on_tool: TextCallback | None = None,
+        allow_search: bool = True,
     ) -> Reply:
         call = Call(
             [dict(b) for b in system],
@@ -216,8 +223,9 @@ class FakeModel:
         if on_tool is not None:
             for use in reply.tool_calls:
                 await on_tool(str(use.get("name")))
-        if reply.stop_reason == "refusal":
-            raise ModelError("refusal")
         chars = sum(len(str(m.get("content"))) for m in messages) + len(call.system_text)
-        usage = Usage(input_tokens=chars // 3, output_tokens=max(1, len(str(reply.blocks)) // 3))
-        return Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))
+        usage = reply.usage if reply.usage != Usage() else Usage(chars // 3, max(1, len(str(reply.blocks)) // 3))
+        out = Reply(reply.text, usage, self.name, reply.stop_reason or "end_turn", tuple(reply.blocks))
+        if reply.stop_reason == "refusal":
+            raise ModelError("refusal", reply=out)
+        return out

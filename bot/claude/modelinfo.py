@@ -8,8 +8,10 @@ the Models API (a compatible proxy) gets ``ModelInfo.unknown``: requests then ca
 ``thinking`` nor ``effort`` — the API's defaults, valid on every model.
 
 One thing the Models API does not list is whether a model takes mid-conversation
-``role: "system"`` messages. ``system_messages`` starts unknown (try them) and is set to
-False, and kept, the first time the API answers that the role is not supported.
+``role: "system"`` messages. That comes from the documentation only (``SYSTEM_MESSAGE_MODELS``,
+by model id, so a refresh of the capabilities cannot change it); every other model, and an
+endpoint without the Models API, gets the layout every model takes (the time line at the end of
+the system prompt). Nothing is learned from the wording of an error.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,18 @@ MAX_AGE = timedelta(days=7)
 """Capabilities older than this are fetched again (in the background of the next request)."""
 
 FILE = "models.json"
+
+SYSTEM_MESSAGE_MODELS = ("claude-opus-4-8", "claude-sonnet-5-5")
+"""Models whose documentation says they take mid-conversation ``role: "system"`` messages: "What's new
+in Claude Opus 4.8" (the Mid-conversation system messages page: "available on Claude Opus 4.8") and
+"What's new in Claude Sonnet 5.5" ("mid-conversation system messages: Yes"). Dated ids of these
+(``claude-sonnet-5-5-20260928``) count too. Other models may take them; until a page says so they get
+the system-prompt layout, which is valid on every model."""
+
+
+def documented_system_messages(model: str) -> bool:
+    """Whether the documentation says ``model`` takes mid-conversation system messages."""
+    return any(model == m or model.startswith(m + "-") for m in SYSTEM_MESSAGE_MODELS)
 
 
 def _supported(node: Any) -> bool | None:
@@ -54,7 +68,6 @@ class ModelInfo:
     capabilities: dict[str, Any] = field(default_factory=dict)
     known: bool = True
     fetched_at: str = ""
-    system_messages: bool | None = None  # mid-conversation role "system": None unknown (try), learned on a 400
 
     @classmethod
     def unknown(cls, model: str, now: datetime | None = None) -> ModelInfo:
@@ -205,20 +218,8 @@ class ModelCatalog:
     def put(self, info: ModelInfo, key: str | None = None) -> None:
         with self._lock:
             self._load()
-            old = self._infos.get(key or info.id)
-            if old is not None and info.system_messages is None:
-                info = replace(info, system_messages=old.system_messages)  # learned, not in the Models API
             self._infos[key or info.id] = info
             self._save()
-
-    def learn(self, model: str, **changes: Any) -> ModelInfo:
-        """Record something learned about ``model`` (e.g. ``system_messages=False``)."""
-        with self._lock:
-            self._load()
-            info = replace(self._infos.get(model) or ModelInfo.unknown(model), **changes)
-            self._infos[model] = info
-            self._save()
-            return info
 
     def stale(self, model: str, now: datetime) -> bool:
         """True when ``model`` was never fetched, or its capabilities are older than MAX_AGE."""

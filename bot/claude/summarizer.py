@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.claude.model import Model, Usage
+from bot.claude.model import Model, ModelError, Usage
 from memory.content import display_text, shorten
 from memory.memo import HEADINGS, NOTHING
 
@@ -119,7 +119,12 @@ class Summarizer:
         }
         release = await self.before_call(request) if self.before_call is not None else None
         try:
-            reply = await self.model.complete(**request)
+            try:
+                reply = await self.model.complete(**request)
+            except ModelError as e:
+                if e.reply is not None and self.on_usage is not None:  # billed although unusable (a refusal)
+                    self.on_usage(e.reply.usage, e.reply.model or self.model.name)
+                raise
             if self.on_usage is not None:
                 self.on_usage(reply.usage, reply.model or self.model.name)
         finally:

@@ -213,7 +213,7 @@ class Assistant(ChatMemory):
             except ModelError as e:
                 if e.kind != "system_messages" or not in_messages:
                     raise
-                # this model takes no mid-conversation system message (now remembered): the old layout
+                # refused with a system message in it: once more in the layout every model takes
                 log.info("chat %s: %s takes no system messages; time line back in the system prompt", chat_id,
                          self.model.name)  # fmt: skip
                 result, offset = await self._run_loop(chat_id, q, asked_at, retry, False, on_text)
@@ -270,9 +270,12 @@ class Assistant(ChatMemory):
         ctx = ToolContext(str(chat_id), asked_at, source, dict(q.meta), q.user_id, q.may_manage)
         held: list[Held] = []  # what this question's calls hold of the user's daily token budget
 
-        async def before_call(request: Mapping[str, Any]) -> None:
-            if self.reserve is not None:
-                held[:] = [await self.reserve(q.user_id, request, held[-1] if held else None)]
+        async def before_call(request: Mapping[str, Any]) -> bool | None:
+            if self.reserve is None:
+                return None
+            hold = await self.reserve(q.user_id, request, held[-1] if held else None)
+            held[:] = [hold]
+            return getattr(hold, "search", None)  # False: this call may not search (the search budget is held)
 
         def spend(kind: str, reply: Reply) -> None:
             self.spend(chat_id, q.user_id, kind, reply.model or self.model.name, reply.usage)
@@ -288,16 +291,18 @@ class Assistant(ChatMemory):
             spend=spend,
             before_call=before_call,
             lang=lang_of_text(q.text),
-            web=await self._web_for(q.user_id),
+            web=await self._web_for(),
+            search_allowed=self.web is not None and self.web.allowed(q.user_id),
         )
         try:
             return await loop.run(system, messages, ctx, on_text), offset
         finally:
             _release(held)
 
-    async def _web_for(self, user_id: int | None) -> WebSearch | None:
-        """Web search for this question, or None: off, the model does not take it (the Models API's
-        capabilities, else by name), or the user may not search now (owner only, over the limit)."""
+    async def _web_for(self) -> WebSearch | None:
+        """The web tools to declare, or None: off, the model does not take it (the Models API's capabilities,
+        else by name), or the organization has it disabled. The same for everyone in the chat (who may search
+        is enforced per call, not by changing ``tools``, which would invalidate the whole cache)."""
         if self.web is None:
             return None
         info = getattr(self.model, "info", None)
@@ -307,7 +312,7 @@ class Assistant(ChatMemory):
             except Exception:  # what is known about the model never costs an answer
                 capabilities = None
             self.web.model_supports = supports_web_search(self.model.name, capabilities)
-        return self.web if self.web.allowed(user_id) else None
+        return self.web if self.web.active else None
 
     def _store_turn(self, chat_id: ChatId, stored: list[dict[str, Any]]) -> None:
         with self._foreground():

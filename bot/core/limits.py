@@ -25,6 +25,11 @@ all pass a check made on arrival; instead the limit is *reserved*:
 
 So whatever arrives at once, the last call let through saw budget left: the day ends at most one
 call over the limit (the call that crosses it is still answered).
+
+Web searches (``DAILY_SEARCH_LIMIT``) are held the same way: a call that may search holds the
+``searches`` its request may run (the web tool's ``max_uses``) until its usage is recorded, and a call
+may search only while the searches spent today plus those held by the user's calls in flight are under
+the limit. So the day ends at most one call's ``max_uses`` over the limit, whatever runs at once.
 """
 
 from __future__ import annotations
@@ -117,6 +122,8 @@ class Hold:
     until: datetime | None = None  # an admission hold lapses then
     running: bool = False
     released: bool = False
+    searches: int = 0  # web searches held for this call (its max_uses) until its usage is recorded
+    search: bool = True  # whether this call may search (the user's search budget was not spent or held)
 
     def park(self) -> None:
         """The call ended (its usage is recorded): keep the tokens for the question's next round."""
@@ -148,6 +155,7 @@ class Limits:
         self._holds: dict[str, list[Hold]] = {}  # user -> tokens held (admitted questions, calls in flight)
         self._lock = threading.Lock()  # holds may be released from any thread
         self._waiters: list[asyncio.Future[None]] = []  # calls waiting for a call in flight to end
+        self._searches_held: dict[str, int] = {}  # user -> searches held by their calls in flight
 
     def day(self, when: datetime | None = None) -> str:
         """The day (``YYYY-MM-DD`` in TIMEZONE) that ``when`` (default: now) counts toward."""
@@ -182,10 +190,35 @@ class Limits:
         return None
 
     def may_search(self, user_id: int | None, *, exempt: bool = False) -> bool:
-        """Whether ``user_id``'s next question may search the web (under DAILY_SEARCH_LIMIT today)."""
+        """Whether ``user_id`` may search the web now: the searches spent today and held by their calls in
+        flight are under DAILY_SEARCH_LIMIT."""
         if exempt or not self.searches:
             return True
-        return self.ledger.user_day(user_key(user_id), self.day()).searches < self.searches
+        user = user_key(user_id)
+        with self._lock:
+            held = self._searches_held.get(user, 0)
+        return self.ledger.user_day(user, self.day()).searches + held < self.searches
+
+    def _hold_searches(self, hold: Hold, wanted: int, exempt: bool) -> None:
+        """Decide whether the call of ``hold`` may search, and hold its ``wanted`` searches if it may."""
+        if exempt or not self.searches or wanted <= 0:
+            return
+        spent = self.ledger.user_day(hold.user, self.day()).searches
+        with self._lock:
+            held = self._searches_held.get(hold.user, 0)
+            hold.search = spent + held < self.searches
+            if hold.search:
+                hold.searches = wanted
+                self._searches_held[hold.user] = held + wanted
+
+    def _free_searches(self, hold: Hold) -> None:  # under self._lock
+        if hold.searches:
+            left = self._searches_held.get(hold.user, 0) - hold.searches
+            if left > 0:
+                self._searches_held[hold.user] = left
+            else:
+                self._searches_held.pop(hold.user, None)
+            hold.searches = 0
 
     def admit(
         self, user_id: int | None, chat_id: int | str, *, exempt: bool = False, hold: bool = True
@@ -222,8 +255,11 @@ class Limits:
         """
         user = user_key(user_id)
         hold = Hold(self, user, request_tokens(request), running=True)
+        wanted = request.get("searches")
+        wanted = wanted if isinstance(wanted, int) else 0
         if exempt or not self.tokens:
-            hold.released = True  # nothing to hold: never limited
+            hold.released = True  # no tokens to hold: never limited
+            self._hold_searches(hold, wanted, exempt)
             return hold
         if previous is None:
             with self._lock:
@@ -247,9 +283,12 @@ class Limits:
                     if previous is not None:
                         self._drop(previous)
                     self._holds.setdefault(user, []).append(hold)
-                    return hold
-                waiter = asyncio.get_running_loop().create_future()
-                self._waiters.append(waiter)
+                else:
+                    waiter = asyncio.get_running_loop().create_future()
+                    self._waiters.append(waiter)
+            if go:
+                self._hold_searches(hold, wanted, exempt)
+                return hold
             try:
                 await waiter  # another call of this user ended: look again
             finally:
@@ -276,12 +315,14 @@ class Limits:
 
     def _park(self, hold: Hold) -> None:
         with self._lock:
+            self._free_searches(hold)  # its searches are recorded now
             if not hold.released and hold.running:
                 hold.running = False
                 self._wake()
 
     def _release(self, hold: Hold) -> None:
         with self._lock:
+            self._free_searches(hold)
             if not hold.released:
                 self._drop(hold)
                 self._wake()

@@ -4,8 +4,8 @@ The Messages API caches a prompt prefix up to a block marked ``cache_control``; 
 order is tools → system → messages, so anything that changes invalidates every cached part
 after it. The system blocks therefore go from the most stable to the most volatile:
 
-1. persona and rules, then the chat's facts → breakpoint 1 (with the tools before them,
-   this part changes only when a fact changes);
+1. persona and rules → breakpoint 0 (with the tools before them: never changes), then the
+   chat's facts → breakpoint 1 (changes only when a fact changes);
 2. the rolling summary → breakpoint 2 (changes only when the chat is compacted);
 3. the fresh time line, after every breakpoint — so caching never freezes the clock.
 
@@ -173,7 +173,8 @@ def build_system(
     (related memories go in the user turn: ``with_quoted_recall``).
     """
     blocks: list[dict[str, Any]] = [
-        {"type": "text", "text": persona},
+        # breakpoint 0: tools and persona, the same all along, still read from the cache when a fact changes
+        {"type": "text", "text": persona, "cache_control": dict(CACHE)},
         {"type": "text", "text": facts_text(facts), "cache_control": dict(CACHE)},
     ]
     if summary and summary.strip():

@@ -32,7 +32,10 @@ SpendSink = Callable[[Spend], None]
 
 
 class Held(Protocol):
-    """What a model call holds of its user's daily token budget (bot/core/limits.py ``Hold``)."""
+    """What a model call holds of its user's daily token budget (bot/core/limits.py ``Hold``), and whether
+    it may search the web (its searches are held too: DAILY_SEARCH_LIMIT)."""
+
+    search: bool
 
     def park(self) -> None:
         """The call ended and its usage is recorded; the question may make another."""

@@ -1,7 +1,10 @@
 """The tool-use loop of one question: ask Claude, run the tools it calls, ask again until it answers.
 
-At most ``max_rounds`` tool rounds; after that the request says ``tool_choice: none`` (the tools
-stay in the request, so the cached prefix is unchanged) and Claude must answer. Between rounds
+At most ``max_rounds`` tool rounds run. A call after that is sent exactly like the others (same
+``tools``, same ``tool_choice``: changing ``tool_choice`` would invalidate the cached messages, per the
+prompt caching page); tool calls Claude still makes are not run but answered with an error result saying
+the limit is reached. Only if Claude calls tools once more after that does the last request say
+``tool_choice: none`` (one cache miss, in a case that should not happen). Between rounds
 the conversation so far is marked for caching. Text Claude writes before a tool call is streamed
 as it arrives; the next round's text starts on a new paragraph.
 """
@@ -26,6 +29,12 @@ from memory.content import api_content
 log = logging.getLogger(__name__)
 
 NO_TOOLS = {"type": "none"}
+LATE_ROUNDS = 2
+"""Rounds from ``max_rounds`` on whose tool calls are answered "limit reached" before ``tool_choice: none``."""
+LIMIT_REACHED = (
+    "Not run: the limit of tool calls for this question is reached. Answer the user now with what you have, "
+    "without calling tools."
+)
 
 
 def iso(dt: datetime) -> str:
@@ -72,20 +81,27 @@ class ToolLoop:
         max_tokens: int | None,
         now: Callable[[], datetime],
         spend: Callable[[str, Reply], None],
-        before_call: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
+        before_call: Callable[[Mapping[str, Any]], Awaitable[bool | None]] | None = None,
         lang: str = "ko",
         web: WebSearch | None = None,
+        search_allowed: bool = True,
     ) -> None:
         self.model = model
-        self.web = web  # None: this question may not search (off, unsupported, over the limit)
+        # the web tools, declared on every request of the chat while search is on (off, not supported by
+        # the model or the organization: None): a changed ``tools`` would invalidate the whole cache
+        self.web = web
+        # whether the person asking may search now (owner only, daily limit): else the tools stay, Claude is
+        # told search is not available to them, and a call that starts a search anyway is cut (allow_search)
+        self.search_allowed = search_allowed
         self.toolbox = toolbox
         self.max_rounds = max_rounds
         self.max_tokens = max_tokens
         self.now = now
         self.spend = spend  # (kind "answer" | "tool", reply): every model call's usage
         self.lang = lang
-        # called with the request (system, messages, tools, max_tokens) before every model call; may raise
-        # ModelError (e.g. "limit": the daily token budget is spent)
+        # called with the request (system, messages, tools, max_tokens, searches: the web tool's max_uses when
+        # this call may search) before every model call; may raise ModelError (e.g. "limit": the daily token
+        # budget is spent); returns False when this call may not search (the user's search budget is spent)
         self.before_call = before_call
 
     async def run(
@@ -99,6 +115,11 @@ class ToolLoop:
         limit, or the final answer is empty (nothing is stored then)."""
         schemas = self.toolbox.schemas()
         server = self.web.tools() if self.web is not None else []  # after ours: the cached prefix never moves
+        if server and not self.search_allowed:
+            system, messages = with_notice(system, messages, NO_SEARCH_NOTICE)
+        question = messages  # the question's own prefix (history, question, per-turn context): restarts go back to it
+        refused_search = False  # the last call started a search its asker may not run: the next one answers
+        refused_once = False  # (once per question: a second cut is an error, never a loop)
         out = LoopResult()
         trail = out.web
         note = ""
@@ -130,28 +151,49 @@ class ToolLoop:
             fed, separate, ended_in_progress = True, False, True
 
         while True:
-            may_use_tools = out.rounds < self.max_rounds
+            may_use_tools = out.rounds < self.max_rounds  # tool calls are run (else answered "limit reached")
+            forced_answer = out.rounds >= self.max_rounds + LATE_ROUNDS
             sent = [*messages, {"role": "assistant", "content": list(paused)}] if paused else messages
             tools = [*schemas, *server]
+            may_search = bool(server) and self.search_allowed
             if self.before_call is not None:
-                request = {"system": system, "messages": sent, "tools": tools}
-                await self.before_call({**request, "max_tokens": self.max_tokens})
+                request = {"system": system, "messages": sent, "tools": tools, "max_tokens": self.max_tokens}
+                if may_search and self.web is not None:
+                    request["searches"] = self.web.settings.max_uses
+                verdict = await self.before_call(request)  # always: it holds the call's tokens
+                may_search = may_search and verdict is not False
+            answer_now = (forced_answer or refused_search) and bool(tools)
+            refused_search = False
             try:
                 reply: Reply = await self.model.complete(
                     system=system,
-                    messages=with_cache_breakpoint(sent) if out.rounds or paused else sent,
+                    messages=round_breakpoint(sent) if out.rounds or paused else sent,
                     max_tokens=self.max_tokens,
                     on_text=feed,
                     tools=tools or None,
-                    tool_choice=None if may_use_tools or not tools else dict(NO_TOOLS),
+                    tool_choice=dict(NO_TOOLS) if answer_now else None,
                     on_tool=progress if may_use_tools and tools else None,
+                    allow_search=may_search or not server,
                 )
             except ModelError as e:
+                if e.reply is not None:  # billed (a refusal, an empty answer): charged to the asker all the same
+                    out.usage = out.usage + e.reply.usage
+                    self.spend("tool" if out.rounds else "answer", e.reply)
+                if e.kind == "search_refused" and not refused_once:
+                    # Claude started a search its asker may not run: the same request again, told to answer
+                    # (tool_choice none: only this call's cached messages are lost, its prefix is unchanged)
+                    log.info("chat %s: a web search the asker may not run was cut", ctx.chat_id)
+                    refused_search = refused_once = True
+                    continue
                 if not server or not self._search_failed(e, ctx):
                     raise
-                # answer without searching: the same request without the web tools (and their blocks), once
+                # answer without searching, once: the question again from its own prefix, without the web
+                # tools. Nothing of this turn goes back (no signed thinking whose prefix, tools included, would
+                # now differ: a 400 on the models with the prefix check), so changing the tools is safe.
                 server, note = [], progress_text("no_search", self.lang)
-                messages, paused = _without_server_blocks(messages), storable(paused)
+                messages, paused, shown[:] = question, [], []
+                out.stored, out.rounds, out.web = [], 0, WebTrail()
+                trail = out.web
                 continue
             out.usage = out.usage + reply.usage
             self.spend("tool" if out.rounds else "answer", reply)
@@ -172,7 +214,7 @@ class ToolLoop:
                 continue
             paused = []
             record = {"at": iso(self.now()), "model": reply.model or self.model.name, "usage": reply.usage.as_dict()}
-            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if may_use_tools else []
+            tool_uses = [b for b in blocks if b.get("type") == "tool_use"] if not answer_now else []
             cut = reply.stop_reason in ("max_tokens", CONTEXT_FULL)
             if tool_uses and cut:
                 # the last tool call's input is incomplete: never run it (nor store the turn)
@@ -200,6 +242,10 @@ class ToolLoop:
             results: list[dict[str, Any]] = []
             for use in tool_uses:
                 name = str(use.get("name"))
+                if not may_use_tools:  # past the limit: not run, Claude is told to answer
+                    results.append({"type": "tool_result", "tool_use_id": str(use.get("id")), "is_error": True,
+                                    "content": LIMIT_REACHED})  # fmt: skip
+                    continue
                 calls.append(name)
                 result = await asyncio.to_thread(self.toolbox.run, name, use.get("input"), ctx)
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(use.get("id"))}
@@ -222,7 +268,7 @@ class ToolLoop:
 
     def _search_failed(self, error: ModelError, ctx: ToolContext) -> bool:
         """Whether ``error`` is the web search's fault, so the question should be answered without it."""
-        if error.kind == "bad_request" and search_disabled_error(error.detail):
+        if error.kind in ("bad_request", "system_messages") and search_disabled_error(error.detail):  # both 400s
             if self.web is not None:
                 self.web.disabled = "web search is not enabled for this organization"
             log.warning("chat %s: web search is not enabled for the organization; answering without it", ctx.chat_id)
@@ -231,6 +277,45 @@ class ToolLoop:
             log.warning("chat %s: the request with web search timed out; answering without it", ctx.chat_id)
             return True
         return False
+
+
+def round_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of a later round with one cache breakpoint, on their last block: the question's own
+    breakpoint is dropped (the API looks 20 blocks back from a breakpoint for a cached prefix, so the
+    question's entry is still read), which keeps the request within the 4 breakpoints the API takes
+    (tools and persona, facts, summary, this one). A marker is not content: the prefix is unchanged."""
+    bare = [{**m, "content": [_unmarked(b) for b in m["content"]]} if isinstance(m.get("content"), list) else m
+            for m in messages]  # fmt: skip
+    return with_cache_breakpoint(bare)
+
+
+def _unmarked(block: Any) -> Any:
+    if isinstance(block, Mapping) and "cache_control" in block:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    return block
+
+
+NO_SEARCH_NOTICE = (
+    "Web search is not available for this question: the person asking may not search the web now (only the "
+    "owner may, or their daily search limit is reached). Do not call web_search or web_fetch; answer from what "
+    "you know and say briefly that you could not search."
+)
+"""Told to Claude, in the per-turn context, when the web tools are declared but the asker may not search."""
+
+
+def with_notice(
+    system: list[dict[str, Any]], messages: list[dict[str, Any]], text: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``text`` (the bot's own words, never user data) added to the per-turn context: the mid-conversation
+    system message after the question when there is one, else the end of the system prompt (after every
+    cache breakpoint, like the time line): the cached prefix does not change either way."""
+    block = {"type": "text", "text": text}
+    last = messages[-1] if messages else None
+    if last is not None and last.get("role") == "system":
+        content = last["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        return system, [*messages[:-1], {**last, "content": [*parts, block]}]
+    return [*system, block], messages
 
 
 def joined_text(blocks: list[dict[str, Any]]) -> str:
@@ -252,17 +337,3 @@ def joined_text(blocks: list[dict[str, Any]]) -> str:
         else:
             out += piece
     return out.strip()
-
-
-def _without_server_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages without web search blocks (and without an assistant message left empty by that)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        content = m.get("content")
-        if m.get("role") == "assistant" and isinstance(content, list):
-            kept = storable(content)
-            if not kept:
-                continue
-            m = {**m, "content": kept}
-        out.append(m)
-    return out

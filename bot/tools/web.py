@@ -24,11 +24,9 @@ tools, so the cached prompt prefix (tools → system → messages) never moves b
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from bot.envparse import env_choice, env_int
@@ -84,37 +82,20 @@ def supports_web_search(model: str, capabilities: Mapping[str, Any] | None = Non
     return model.startswith(_SUPPORTED_PREFIXES)
 
 
-@functools.cache
-def _zone_countries() -> dict[str, str]:
-    """zone name -> ISO country code, from the system's zone1970.tab / zone.tab ({} when absent)."""
-    out: dict[str, str] = {}
-    for name in ("zone.tab", "zone1970.tab"):
-        try:
-            lines = (Path("/usr/share/zoneinfo") / name).read_text(encoding="utf-8").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            if line.startswith("#") or not line.strip():
-                continue
-            parts = line.split("\t")
-            if len(parts) >= 3 and parts[2] not in out:
-                out[parts[2]] = parts[0].split(",")[0]
-    return out
-
-
 def user_location(timezone: str) -> dict[str, str]:
     """An approximate ``user_location`` for the web search tool from a time zone name.
 
-    ``Asia/Seoul`` → Seoul, KR; ``America/New_York`` → New York, US (country from the system's zone
-    table when it has one); the time zone always.
+    ``Asia/Seoul`` → Seoul, KR; ``America/New_York`` → New York (no country); the time zone always.
+    Every field is optional (Web search tool page, "Localization"). ``country`` is sent only for the
+    few zones in ``_ZONE_PLACES``: the documentation does not list which countries the tool takes, so a
+    country guessed from the system's zone table could make every search request a 400.
     """
     location: dict[str, str] = {"type": "approximate"}
     if timezone in _ZONE_PLACES:
         country, region, city = _ZONE_PLACES[timezone]
     else:
-        country = _zone_countries().get(timezone, "")
+        country, region = "", ""
         city = timezone.rsplit("/", 1)[-1].replace("_", " ") if "/" in timezone else ""
-        region = ""
     if city:
         location["city"] = city
     if region:

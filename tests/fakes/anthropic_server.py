@@ -83,7 +83,7 @@ from tests.fakes.scripts import (
     thinking_mode,
 )
 from tests.fakes.server_tools import ServerTools, WebAnswer
-from tests.fakes.thinking import Signer, check_thinking, is_thinking, required_thinking, sign_reply
+from tests.fakes.thinking import Signer, changed_tool_use, check_thinking, is_thinking, required_thinking, sign_reply
 
 __all__ = [
     "DEFAULT_THINKING",
@@ -172,6 +172,7 @@ class FakeAnthropic(FakeHTTPServer):
         self.default: Callable[[dict[str, Any]], Reply | Error] = lambda body: Text(f"echo: {last_user_text(body)}")
         self.signer = Signer()
         self.thought_before: dict[str, int] = {}  # tool_use id -> thinking blocks before it in its reply
+        self.issued: dict[str, dict[str, Any]] = {}  # tool_use id -> the block as returned (checked when sent back)
         self.paused: set[str] = set()  # server_tool_use ids of pause_turn replies
         self.web = ServerTools()  # web_search / web_fetch (tests/fakes/server_tools.py)
         self.refused_turns: set[str] = set()  # digests of the user turns a Refusal answered
@@ -300,7 +301,7 @@ class FakeAnthropic(FakeHTTPServer):
 
     def _check_thinking(self, body: dict[str, Any], spec: ModelSpec | None) -> None:
         model = str(body.get("model"))
-        problem = required_thinking(body, self.thought_before)
+        problem = required_thinking(body, self.thought_before) or changed_tool_use(body, self.issued)
         if problem is None:
             problem = check_thinking(
                 body, self.signer, model=model, preserved=spec is not None and spec.preserved_thinking
@@ -337,8 +338,10 @@ class FakeAnthropic(FakeHTTPServer):
         for block in content:
             if is_thinking(block):
                 thinking_seen += 1
-            elif block.get("type") == "tool_use" and thinking_seen:
-                self.thought_before[block["id"]] = thinking_seen
+            elif block.get("type") == "tool_use":
+                self.issued[block["id"]] = block
+                if thinking_seen:
+                    self.thought_before[block["id"]] = thinking_seen
             elif block.get("type") == "server_tool_use" and built.stop_reason == "pause_turn":
                 self.paused.add(block["id"])
         out_text = "".join(b.get("text", "") + json.dumps(b.get("input", "")) for b in content)

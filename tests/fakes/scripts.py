@@ -238,6 +238,9 @@ def thinking_mode(body: Mapping[str, Any], *, thinks_by_default: bool, default_d
     return ThinkingMode(False, False, shown)
 
 
+DIRECT = {"type": "direct"}
+
+
 @dataclass
 class Built:
     content: list[dict[str, Any]]
@@ -296,7 +299,9 @@ def build(
             blocks.append({"type": "text", "text": item.text})
         full = json.dumps(item.input, ensure_ascii=False)
         cut = full[: max(1, min(len(full) - 1, int(len(full) * item.keep)))]
-        blocks.append({"type": "tool_use", "id": new_tool_id("toolu"), "name": item.name, "input": {}})
+        blocks.append(
+            {"type": "tool_use", "id": new_tool_id("toolu"), "name": item.name, "input": {}, "caller": dict(DIRECT)}
+        )
         out = int(body.get("max_tokens") or 1)
         return Built(blocks, "max_tokens", partial_json={len(blocks) - 1: cut}, output_tokens=out)
     assert isinstance(item, ToolCalls)
@@ -311,5 +316,8 @@ def build(
         else:
             blocks.append({"type": "text", "text": item.text})
     for name, value in item.calls:
-        blocks.append({"type": "tool_use", "id": new_tool_id("toolu"), "name": name, "input": value})
+        # the SDK's ToolUseBlock: ``caller`` says who called the tool ({"type": "direct"}: the model itself)
+        blocks.append(
+            {"type": "tool_use", "id": new_tool_id("toolu"), "name": name, "input": value, "caller": dict(DIRECT)}
+        )
     return Built(blocks, "tool_use", thinking_cost=cost)

@@ -12,7 +12,8 @@ each cites. The fake answers the way the real API does:
   encrypted_index); ``usage.server_tool_use`` counts the searches and fetches that ran;
 - ``pause_after``: the reply stops with ``pause_turn`` after that many server tool calls, and
   the rest comes when the paused content is sent back as the last (assistant) message;
-- only when the request declares the tool (else the model answers without searching).
+- only when the request declares the tool and ``tool_choice`` is not ``none`` (Tool use: with
+  ``none`` Claude uses no tool; else the model answers without searching).
 
 ``check_server_tools`` rejects what the real API rejects (HTTP 400): a malformed server tool
 declaration (unknown version, wrong name, both allowed and blocked domains, a bad ``max_uses``
@@ -179,7 +180,8 @@ class ServerTools:
         content: list[dict[str, Any]] = []
         if item.intro and not continuing:
             content.append({"type": "text", "text": item.intro})
-        if search_tool is None and fetch_tool is None:
+        # tool_choice none: "Claude will not use any tools" (Tool use: Controlling Claude's output / tool_choice)
+        if (search_tool is None and fetch_tool is None) or (body.get("tool_choice") or {}).get("type") == "none":
             text = "".join(t for t, _ in item.parts) or "(answered without searching)"
             return [{"type": "text", "text": text}], "end_turn", {}
         used = {"web_search": 0, "web_fetch": 0}  # max_uses counts the uses "in the API request" (this one)

@@ -259,3 +259,33 @@ def sign_reply(
             hasher.block(block)
         out.append(block)
     return out
+
+
+def changed_tool_use(body: Mapping[str, Any], issued: Mapping[str, Mapping[str, Any]]) -> Problem | None:
+    """A tool_use block of the current turn sent back other than the API returned it.
+
+    Source: Thinking in tool and multi-turn workflows / Handle tool calls ("pass the assistant
+    content back complete and unmodified" within a tool loop). The current turn is every
+    assistant message after the last user message that is not only tool results (the question).
+    Completed earlier turns may be rebuilt (their thinking dropped), so they are not checked.
+    ``cache_control`` markers and null fields are ignored. The wording is a guess in the API's style
+    (no page quotes it).
+    """
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    start = 0
+    for i, m in enumerate(messages):
+        blocks = _blocks(m.get("content"))
+        if m.get("role") == "user" and any(not (isinstance(b, Mapping) and b.get("type") == "tool_result")
+                                           for b in blocks):  # fmt: skip
+            start = i
+    for i in range(start, len(messages)):
+        if messages[i].get("role") != "assistant":
+            continue
+        for j, block in enumerate(_blocks(messages[i].get("content"))):
+            if not (isinstance(block, Mapping) and block.get("type") == "tool_use"):
+                continue
+            original = issued.get(str(block.get("id")))
+            if original is not None and _clean(block) != _clean(original):
+                return Problem(f"messages.{i}.content.{j}: `tool_use` block differs from the block the API returned. "
+                               "Send the assistant content of the current turn back unmodified.")  # fmt: skip
+    return None
