@@ -36,8 +36,6 @@ class SlashCommands:
     chat_id: str
     lang: str
     reminders: ReminderStore | None
-    _cancelled: str | None
-    _failed: str | None
 
     if TYPE_CHECKING:  # provided by ChatSession
 
@@ -77,7 +75,6 @@ class SlashCommands:
         return True
 
     async def reset(self) -> None:
-        self._cancelled = self._failed = None
         name = await self.assistant.reset(self.chat_id)
         self.say(text("reset.done", self.lang, name=name) if name else text("reset.empty", self.lang))
 

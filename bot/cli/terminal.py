@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from bot.cli.chat import ChatSession, ReadLine
 from bot.cli.commands import COMMANDS
@@ -49,6 +49,19 @@ def stream_reader(stream: TextIO) -> ReadLine:
         if not line:
             return None
         return line.rstrip("\r\n")
+
+    return read
+
+
+def prompted_reader(stream: TextIO, prompts: TextIO) -> ReadLine:
+    """Lines typed at a terminal while stdout goes elsewhere: the prompt is shown on ``prompts``
+    (stderr), so stdout carries answers only."""
+    read_line = stream_reader(stream)
+
+    def read(prompt: str) -> str | None:
+        prompts.write(prompt)
+        prompts.flush()
+        return read_line(prompt)
 
     return read
 
@@ -196,6 +209,10 @@ def _run_session(
     assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore, *, plain: bool = False
 ) -> int:
     interactive = sys.stdin.isatty()
+    # stdout carries answers only when it is not a terminal: the banner, notices and prompts go to
+    # stderr when that is a terminal, else they are left out
+    on_screen = sys.stdout.isatty()
+    notes: TextIO | None | Literal["out"] = "out" if on_screen else (sys.stderr if sys.stderr.isatty() else None)
     renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
     if renderer is not None:
         prewarm_renderer()  # rich is imported while the user types the first question
@@ -204,14 +221,16 @@ def _run_session(
         chat_id,
         out=sys.stdout,
         err=sys.stderr,
+        notes=notes,
         lang=env_lang(),
         interactive=interactive,
-        catch_sigint=True,
         reminders=reminders,
         renderer=renderer,
     )
     if not interactive:
         return session.run(stream_reader(sys.stdin))
+    if not on_screen:  # typed at a terminal, answers to a file or a pipe: no readline (it writes to stdout)
+        return session.run(prompted_reader(sys.stdin, sys.stderr))
     history_path: Path | None = settings.data_dir / HISTORY_FILE
     try:
         ensure_private_dir(settings.data_dir)

@@ -94,6 +94,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
     },
     "bye": {"ko": "안녕히 가세요.", "en": "Bye."},
+    "upkeep.finishing": {
+        "ko": "대화 요약을 마저 쓰는 중이에요… (Ctrl-C: 건너뛰기, 다음에 다시 써요)",
+        "en": "Finishing the conversation's summary… (Ctrl-C skips it; it is written next time)",
+    },
     # -- reminders (set here, delivered by the Telegram bot) --
     "banner.reminders": {
         "ko": "⏰ 예정된 알림 {n}개 (텔레그램 봇이 보내요):",

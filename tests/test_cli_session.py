@@ -1,0 +1,205 @@
+"""The terminal chat as people script it and live in it (issue 31): the real ``python -m bot chat``
+on a pseudo-terminal (tests/test_cli_terminal.py's ``TerminalChat``) and on pipes, against the fake
+Anthropic server. Every wait is for something on the screen or in the fake; deadlines only stop a
+broken run.
+"""
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from bot.cli import texts as cli_texts
+from bot.texts import error_text
+from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.forkserver import run_bot
+from tests.helpers import stored
+from tests.summary_helpers import memo
+from tests.test_cli_process import is_summary_request
+from tests.test_cli_terminal import TerminalChat, chat_env
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    d = tmp_path / "work"  # no developer's .env is read
+    d.mkdir()
+    return d
+
+
+def echo_and_summaries(summary_gate: threading.Event | None = None):
+    """Chat requests get ``echo: <question>``; summary requests a valid memo (held by ``summary_gate``)."""
+
+    def script(body: dict) -> Text:
+        if is_summary_request(body):
+            return Text(memo(["요약됨"]), gate=summary_gate)
+        return Text(f"echo: {last_user_text(body)}")
+
+    return script
+
+
+def summary_requests(fake: FakeAnthropic) -> int:
+    return sum(1 for body in fake.requests if is_summary_request(body))
+
+
+# -- 5: the summary is written in the background -------------------------------------------------
+def test_the_next_prompt_never_waits_for_the_summary(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    held = threading.Event()  # the summarizer answers only once this is set
+    fake_anthropic.default = echo_and_summaries(held)
+    env = chat_env(data_dir, fake_anthropic, SUMMARY_TRIGGER_MESSAGES="4", SUMMARY_KEEP_MESSAGES="2")
+    chat = TerminalChat(env, workdir, "--chat", "bg")
+    questions = ["하나", "둘", "셋"]  # 6 messages: over the trigger of 4
+    try:
+        for n, question in enumerate(questions, 1):
+            chat.wait_prompt(n)
+            chat.type(f"{question}\r")
+            chat.wait_text(f"echo: {question}")
+        fake_anthropic.wait_requests(4)  # the three answers, then the summary request (held)
+        assert summary_requests(fake_anthropic) == 1
+        chat.wait_prompt(4)  # back at the prompt while the summary is being written
+        chat.type("넷\r")
+        chat.wait_text("echo: 넷")  # and answered meanwhile
+        chat.wait_prompt(5)
+        assert not held.is_set() and not (data_dir / "chats" / "bg.summary.json").exists()
+        chat.type(b"\x04")  # Ctrl-D: leaving finishes the summary first, and says so
+        chat.wait_text(cli_texts.text("upkeep.finishing"))
+        held.set()
+        assert chat.proc.wait(30) == 0
+    finally:
+        held.set()
+        chat.close()
+    assert (data_dir / "chats" / "bg.summary.json").exists()
+    assert [m["content"] for m in stored(data_dir, "bg")] == [x for q in [*questions, "넷"] for x in (q, f"echo: {q}")]
+
+
+def pending_text(data_dir: Path, chat: str) -> str | None:
+    path = data_dir / "chats" / f"{chat}.pending.json"
+    return json.loads(path.read_text())["text"] if path.exists() else None
+
+
+# -- 1: pipes: stdout carries answers only; the exit status says whether all were answered -------
+def test_a_pipe_gets_answers_only(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    p = run_bot(["chat"], chat_env(data_dir, fake_anthropic), workdir, b"2+2?\n/history\n", 60)
+    assert p.returncode == 0 and p.stderr == b""
+    history = cli_texts.text("history.header", n=2) + "\n나: 2+2?\nClaude: echo: 2+2?"
+    assert p.stdout.decode() == f"echo: 2+2?\n{history}\n"  # no banner, no prompt, no goodbye
+
+
+def test_the_exit_status_says_whether_every_question_was_answered(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    env = chat_env(data_dir, fake_anthropic)
+    fake_anthropic.reply(Error(529, "overloaded_error", "Overloaded"))
+    p = run_bot(["chat"], env, workdir, b"first\nsecond\n", 60)
+    assert p.returncode == 1  # "first" failed; "second" was answered
+    assert p.stdout.decode() == "echo: second\n"
+    assert p.stderr.decode().splitlines() == [f"{error_text('overloaded')} {cli_texts.text('retry.hint')}"]
+    fake_anthropic.reply(Error(529, "overloaded_error", "Overloaded"))
+    p = run_bot(["chat"], env, workdir, b"third\n/retry\n", 60)
+    assert p.returncode == 0  # "third" failed, then /retry answered it
+    assert p.stdout.decode() == "echo: third\n"
+    # nothing listens on port 9: every question fails
+    p = run_bot(["chat"], {**env, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, workdir, b"hello\n", 60)
+    assert p.returncode == 1 and p.stdout == b"" and error_text("connection") in p.stderr.decode()
+
+
+def test_typed_at_a_terminal_with_the_answers_going_to_a_file(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic, tmp_path: Path
+):
+    out_path = tmp_path / "out.md"
+    with out_path.open("wb") as out:
+        chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "file", stdout=out.fileno())
+    try:
+        chat.wait_prompt(1)  # the prompt and the banner are on the terminal (stderr)
+        assert "대화 file" in chat.screen_text()
+        chat.type("파일로 보내 줘\r")
+        chat.wait_prompt(2)
+        assert chat.quit() == 0
+    finally:
+        chat.close()
+    assert out_path.read_text(encoding="utf-8") == "echo: 파일로 보내 줘\n"
+    assert "echo:" not in chat.screen_text()
+
+
+# -- 11: Ctrl-C at the prompt clears the line; Ctrl-D leaves -----------------------------------
+def test_ctrl_c_at_the_prompt_clears_the_line(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "keys")
+    try:
+        chat.wait_prompt(1)
+        chat.type("반쯤 쓴 질문")
+        chat.wait_text("반쯤 쓴 질문")
+        chat.type(b"\x03")  # Ctrl-C: the line is dropped, a new prompt
+        chat.wait_prompt(2)
+        assert chat.proc.poll() is None
+        chat.type("진짜 질문\r")
+        chat.wait_text("echo: 진짜 질문")
+        chat.wait_prompt(3)
+        assert chat.quit() == 0  # Ctrl-D leaves
+    finally:
+        chat.close()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == ["진짜 질문"]
+    assert cli_texts.text("bye") in chat.screen_text()
+
+
+# -- 4: /retry asks again the last question that got no answer ---------------------------------
+def test_retry_asks_again_the_last_unanswered_question(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    gate = threading.Event()
+    fake_anthropic.reply(Text("streaming words " * 50, chunk=8, gate=gate, gate_after=2))
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "again")
+    try:
+        chat.wait_prompt(1)
+        chat.type("give me a long answer\r")
+        chat.wait_text("streaming words")
+        chat.type(b"\x03")  # cancelled
+        chat.wait_text(cli_texts.text("cancelled"))
+        gate.set()
+        chat.wait_prompt(2)
+        assert pending_text(data_dir, "again") == "give me a long answer"
+        fake_anthropic.reply(Error(529, "overloaded_error", "Overloaded"))
+        chat.type("please fail now\r")
+        chat.wait_prompt(3)
+        assert error_text("overloaded").encode() in chat.raw
+        assert pending_text(data_dir, "again") == "please fail now"  # the newer one replaced it
+        chat.type("/retry\r")
+        chat.wait_text("echo: please fail now")
+        chat.wait_prompt(4)
+        assert chat.quit() == 1  # "give me a long answer" never got one
+    finally:
+        gate.set()
+        chat.close()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == [
+        "give me a long answer",
+        "please fail now",
+        "please fail now",
+    ]
+    assert pending_text(data_dir, "again") is None  # answered: nothing stale left for /retry
+    assert [m["content"] for m in stored(data_dir, "again")] == ["please fail now", "echo: please fail now"]
+
+
+def test_a_cancelled_question_replaces_a_failed_one_for_retry(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    gate = threading.Event()
+    fake_anthropic.reply(
+        Error(529, "overloaded_error", "Overloaded"), Text("streaming words " * 50, chunk=8, gate=gate, gate_after=2)
+    )
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "again")
+    try:
+        chat.wait_prompt(1)
+        chat.type("please fail now\r")
+        chat.wait_prompt(2)
+        chat.type("give me a long answer\r")
+        chat.wait_text("streaming words")
+        chat.type(b"\x03")
+        chat.wait_text(cli_texts.text("cancelled"))
+        gate.set()
+        chat.wait_prompt(3)
+        assert chat.quit() == 1
+    finally:
+        gate.set()
+        chat.close()
+    assert pending_text(data_dir, "again") == "give me a long answer"
+    # /retry in a later session (a pipe) asks the cancelled question, not the older failed one
+    p = run_bot(["chat", "--chat", "again"], chat_env(data_dir, fake_anthropic), workdir, b"/retry\n", 60)
+    assert p.returncode == 0 and p.stdout.decode() == "echo: give me a long answer\n"
+    assert pending_text(data_dir, "again") is None
