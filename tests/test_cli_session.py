@@ -14,7 +14,7 @@ from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
 from tests.forkserver import run_bot
-from tests.helpers import stored
+from tests.helpers import convo, stored
 from tests.summary_helpers import memo
 from tests.test_cli_process import is_summary_request
 from tests.test_cli_terminal import TerminalChat, chat_env
@@ -203,3 +203,56 @@ def test_a_cancelled_question_replaces_a_failed_one_for_retry(
     p = run_bot(["chat", "--chat", "again"], chat_env(data_dir, fake_anthropic), workdir, b"/retry\n", 60)
     assert p.returncode == 0 and p.stdout.decode() == "echo: give me a long answer\n"
     assert pending_text(data_dir, "again") is None
+
+
+# -- 2: one-shot: chat "question", and '-' for the whole of stdin ---------------------------------
+def test_one_shot_question_answered_on_stdout_and_remembered(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    env = chat_env(data_dir, fake_anthropic)
+    p = run_bot(["chat", "--chat", "once", "what is 2+2"], env, workdir, b"", 60)
+    assert (p.returncode, p.stdout.decode(), p.stderr) == (0, "echo: what is 2+2\n", b"")
+    p = run_bot(["chat", "--chat", "once", "and", "then?"], env, workdir, b"", 60)  # words are joined
+    assert p.returncode == 0 and p.stdout.decode() == "echo: and then?\n"
+    # remembered like any other turn: the second question carried the first turn
+    assert convo(fake_anthropic.requests[1])[:2] == [
+        {"role": "user", "content": "what is 2+2"},
+        {"role": "assistant", "content": "echo: what is 2+2"},
+    ]
+    rows = stored(data_dir, "once")
+    assert [m["content"] for m in rows] == ["what is 2+2", "echo: what is 2+2", "and then?", "echo: and then?"]
+    assert rows[0]["via"] == "terminal"
+
+
+def test_one_shot_reads_the_whole_of_stdin_for_a_dash(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    log = b'Traceback (most recent call last):\n  File "x.py", line 1\nZeroDivisionError: division by zero\n'
+    p = run_bot(["chat", "-", "why does this fail?"], chat_env(data_dir, fake_anthropic), workdir, log, 60)
+    assert p.returncode == 0, p.stderr.decode()
+    assert len(fake_anthropic.requests) == 1  # one question, not one per line
+    assert last_user_text(fake_anthropic.requests[0]) == log.decode().strip("\n") + "\n\nwhy does this fail?"
+    p = run_bot(["chat", "-"], chat_env(data_dir, fake_anthropic), workdir, b"\n", 60)
+    assert p.returncode == 2 and "nothing to ask" in p.stderr.decode() and len(fake_anthropic.requests) == 1
+
+
+def test_one_shot_failure_exits_non_zero(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    fake_anthropic.reply(Error(529, "overloaded_error", "Overloaded"))
+    p = run_bot(["chat", "--chat", "once", "please fail"], chat_env(data_dir, fake_anthropic), workdir, b"", 60)
+    assert p.returncode == 1 and p.stdout == b""
+    assert p.stderr.decode().splitlines() == [f"{error_text('overloaded')} {cli_texts.text('retry.hint')}"]
+    assert pending_text(data_dir, "once") == "please fail"  # /retry in the chat asks it again
+    assert not (data_dir / "chats" / "once.jsonl").exists()
+
+
+def test_one_shot_in_a_terminal_prints_the_rendered_answer_only(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    fake_anthropic.reply(Text("**네**, 4예요."))
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "2+2?")
+    try:
+        assert chat.proc.wait(60) == 0
+        chat.reader.join(10)
+        term = chat.term()
+        assert term.rows() == ["네, 4예요."]  # rendered; no banner, no prompt
+        assert all(cell.bold for cell in term.styled("네"))
+    finally:
+        chat.close()

@@ -199,16 +199,27 @@ class ChatSession(SlashCommands):
                 if line is None:
                     self.goodbye(after_prompt=True)
                     break
-                if not self._call(self.handle(line)):
+                if self._call(self.handle(line)) is False:
                     self.goodbye()
                     break
             self._finish_upkeep()
         return 1 if self.unanswered else 0
 
-    def _call(self, coro: Coroutine[Any, Any, bool]) -> bool:
-        """Run ``coro`` on the session's loop and wait for it in this (the main) thread.
+    def ask_once(self, question: str) -> int:
+        """One question (``chat "question"``): its answer on ``out``; the exit status says whether it got one."""
+        with _LoopThread() as loop:
+            self._loop = loop
+            answered = self._call(self._ask_once(question))
+            self._finish_upkeep()
+        return 0 if answered and not self.unanswered else 1
 
-        Ctrl-C meanwhile cancels the answer on its way, or else the whole command ("interrupted").
+    async def _ask_once(self, question: str) -> bool:
+        await self.send(question)
+        return True
+
+    def _call(self, coro: Coroutine[Any, Any, bool]) -> bool | None:
+        """Run ``coro`` on the session's loop and wait for it in this (the main) thread; None when
+        it was interrupted: Ctrl-C meanwhile cancels the answer on its way, or else the whole command.
         """
         assert self._loop is not None
         future = self._loop.submit(self._tracked(coro))
@@ -219,7 +230,7 @@ class ChatSession(SlashCommands):
                 self._loop.call(self._interrupt)
             except concurrent.futures.CancelledError:
                 self.error(text("interrupted", self.lang))
-                return True
+                return None
 
     async def _tracked(self, coro: Coroutine[Any, Any, bool]) -> bool:
         self._task = asyncio.current_task()

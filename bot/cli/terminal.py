@@ -116,6 +116,31 @@ def setup_readline(history_path: Path | None) -> Callable[[], None]:
     return save
 
 
+class NoQuestion(ValueError):
+    """``chat -`` read nothing from stdin, or the question is empty."""
+
+
+def question_from(words: list[str], stdin: TextIO) -> str:
+    """The question of ``chat WORDS...``: the words joined by spaces; ``-`` stands for the whole of
+    stdin, set apart from the words around it by a blank line (``cat log | chat - "why?"``)."""
+    pieces: list[str] = []
+    run: list[str] = []
+    for word in words:
+        if word != "-":
+            run.append(word)
+            continue
+        if run:
+            pieces.append(" ".join(run))
+            run = []
+        pieces.append(stdin.read().strip("\n"))
+    if run:
+        pieces.append(" ".join(run))
+    question = "\n\n".join(piece for piece in pieces if piece.strip())
+    if not question.strip():
+        raise NoQuestion("nothing to ask: the question is empty" + (" (stdin was empty)" if "-" in words else ""))
+    return question
+
+
 def _parser() -> argparse.ArgumentParser:
     prog = "assistant-chat" if Path(sys.argv[0]).name == "assistant-chat" else "python -m bot chat"
     parser = argparse.ArgumentParser(
@@ -128,6 +153,14 @@ def _parser() -> argparse.ArgumentParser:
         "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
         f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
         "LC_ALL/LC_MESSAGES/LANG names another language.",
+    )
+    parser.add_argument(
+        "question",
+        nargs="*",
+        metavar="QUESTION",
+        help="ask this once, print the answer on stdout and exit (status 1 if it got no answer); the "
+        "turn is remembered like any other. '-' stands for the whole of stdin: "
+        'cat error.log | python -m bot chat - "why does this fail?" is one question',
     )
     parser.add_argument(
         "--chat",
@@ -175,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
+    question: str | None = None
+    if args.question:
+        try:
+            question = question_from(args.question, sys.stdin)
+        except NoQuestion as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     from memory.format import FormatError, ensure_format
 
     os.umask(0o077)  # files this process creates are private, like the bot's
@@ -197,12 +237,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     prewarm()  # the SDK is imported while the user types the first question
     try:
+        if question is not None:
+            return _one_shot(assistant, chat_id, question, plain=args.plain)
         return _run_session(assistant, chat_id, settings, reminders, plain=args.plain)
     finally:
         try:
             ledger.close()
         except OSError as e:
             print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
+
+
+def _one_shot(assistant: Assistant, chat_id: str, question: str, *, plain: bool = False) -> int:
+    """``chat QUESTION``: the answer alone on stdout, errors on stderr; nothing else is printed."""
+    renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
+    session = ChatSession(
+        assistant, chat_id, out=sys.stdout, err=sys.stderr, notes=None, lang=env_lang(), renderer=renderer
+    )
+    return session.ask_once(question)
 
 
 def _run_session(
