@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import chat as cli_chat
 from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
@@ -256,3 +257,60 @@ def test_one_shot_in_a_terminal_prints_the_rendered_answer_only(
         assert all(cell.bold for cell in term.styled("네"))
     finally:
         chat.close()
+
+
+# -- 3: a paste is one question; typing one over several lines ----------------------------------
+def paste(chat: TerminalChat, text: str) -> None:
+    """Paste as a terminal does: between the bracketed paste markers only if the program turned that
+    mode on (ESC [ ? 2004 h; ESC [ ? 2004 l turns it off), else as if typed."""
+    on, off = chat.raw.rfind(b"\x1b[?2004h"), chat.raw.rfind(b"\x1b[?2004l")
+    chat.type(f"\x1b[200~{text}\x1b[201~" if on > off else text)
+
+
+def test_a_bracketed_paste_is_one_question(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "paste")
+    try:
+        chat.wait_prompt(1)
+        paste(chat, "첫째 줄\r둘째 줄\r셋째 줄")  # a terminal's paste: line breaks as carriage returns
+        chat.wait_text("셋째 줄")
+        chat.type("\r")  # Enter sends it
+        chat.wait_text("echo: 첫째 줄")
+        chat.wait_prompt(2)
+        assert chat.quit() == 0
+    finally:
+        chat.close()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == ["첫째 줄\n둘째 줄\n셋째 줄"]
+
+
+def test_a_question_typed_over_several_lines(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "typed")
+    try:
+        chat.wait_prompt(1)
+        chat.type('"""\r')  # a block, up to the line ending with """
+        chat.wait_text(cli_chat.MORE_PROMPT.strip())
+        chat.type("def f():\r")
+        chat.type('    return 1"""\r')
+        chat.wait_text("echo: def f():")
+        chat.wait_prompt(2)
+        chat.type("first line \\\r")  # a trailing backslash continues the question on the next line
+        chat.type("second line\r")
+        chat.wait_text("echo: first line")
+        chat.wait_prompt(3)
+        assert chat.quit() == 0
+    finally:
+        chat.close()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == [
+        "def f():\n    return 1",
+        "first line \nsecond line",
+    ]
+
+
+def test_a_block_in_piped_input_is_one_question(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    lines = 'one line\n"""\nsummarize:\n- a\n- b\n"""\nC:\\path\\\n'
+    p = run_bot(["chat"], chat_env(data_dir, fake_anthropic), workdir, lines.encode(), 60)
+    assert p.returncode == 0, p.stderr.decode()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == [
+        "one line",
+        "summarize:\n- a\n- b",
+        "C:\\path\\",  # on a pipe a trailing backslash is just a character
+    ]

@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PROMPT = "> "
+MORE_PROMPT = "… "  # the next line of a question typed over several lines
+BLOCK = '"""'  # a line starting with it opens a multi-line question, a line ending with it closes it
 INTERRUPTED = 130  # the exit status after Ctrl-C on piped input, as a shell reports a SIGINT
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
@@ -172,6 +174,27 @@ class ChatSession(SlashCommands):
                 self.notes.write("\n")  # Ctrl-D / Ctrl-C leave the cursor after the prompt
             self.note(text("bye", self.lang))
 
+    def _read_question(self, read_line: ReadLine) -> str | None:
+        """One question, perhaps typed over several lines: a BLOCK (from a line starting with three
+        double quotes to a line ending with them), or at a terminal lines ending with a backslash.
+        A paste arrives whole (readline's bracketed paste)."""
+        line = read_line(self.prompt)
+        more = MORE_PROMPT if self.interactive else ""
+        if line is not None and line.lstrip().startswith(BLOCK):
+            lines, line = [], line.lstrip()[len(BLOCK) :]
+            while line is not None and not line.rstrip().endswith(BLOCK):
+                lines.append(line)
+                line = read_line(more)
+            if line is not None:
+                lines.append(line.rstrip()[: -len(BLOCK)])
+            return "\n".join(lines).strip("\n")
+        while self.interactive and line is not None and line.endswith("\\"):
+            next_line = read_line(more)
+            line = line[:-1] + "\n" + (next_line or "")
+            if next_line is None:
+                break
+        return line
+
     def _new_prompt_line(self) -> None:
         stream = self.notes if self.notes is not None else self.err
         stream.write("\n")
@@ -188,7 +211,7 @@ class ChatSession(SlashCommands):
             self.banner()
             while True:
                 try:
-                    line = read_line(self.prompt)
+                    line = self._read_question(read_line)
                 except KeyboardInterrupt:
                     if self.interactive:  # as in a shell: the line typed so far is dropped, a new prompt
                         self._new_prompt_line()

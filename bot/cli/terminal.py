@@ -98,6 +98,9 @@ def setup_readline(history_path: Path | None) -> Callable[[], None]:
         readline.parse_and_bind("bind ^I rl_complete")
     else:
         readline.parse_and_bind("tab: complete")
+        # a paste is one question: readline reads a bracketed paste up to its end marker into the line
+        # (newlines included) and Enter sends it. Python turns this off (bpo-42819); readline >= 8.0
+        readline.parse_and_bind("set enable-bracketed-paste on")
     if history_path is None:
         return lambda: None
     with contextlib.suppress(OSError):
