@@ -5,6 +5,7 @@ broken run.
 """
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -314,3 +315,78 @@ def test_a_block_in_piped_input_is_one_question(workdir: Path, data_dir: Path, f
         "summarize:\n- a\n- b",
         "C:\\path\\",  # on a pipe a trailing backslash is just a character
     ]
+
+
+# -- 13: conversations: list, continue the last, resume one by name or number (archived too) ----
+def make_conversations(data_dir: Path, fake: FakeAnthropic, workdir: Path) -> str:
+    """alpha (asked, then /reset: archived), beta, gamma; used in that order. Returns alpha's archive name."""
+    env = chat_env(data_dir, fake)
+    for chat, question in [("alpha", "alpha question"), ("beta", "beta question"), ("gamma", "gamma question")]:
+        assert run_bot(["chat", "--chat", chat, question], env, workdir, b"", 60).returncode == 0
+    p = run_bot(["chat", "--chat", "alpha"], env, workdir, b"/reset\n", 60)
+    assert p.returncode == 0, p.stderr.decode()
+    (archived,) = (data_dir / "chats" / "archive").glob("alpha.*.jsonl")
+    # last used: the files' modification times (set here, so the order does not depend on the clock)
+    for n, path in enumerate([archived, data_dir / "chats" / "beta.jsonl", data_dir / "chats" / "gamma.jsonl"]):
+        os.utime(path, (1_800_000_000 + n * 60, 1_800_000_000 + n * 60))
+    return archived.name.removesuffix(".jsonl")
+
+
+def test_list_continue_and_resume_conversations_from_the_command_line(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    archived = make_conversations(data_dir, fake_anthropic, workdir)
+    env = chat_env(data_dir, fake_anthropic, LANG="en_US.UTF-8")
+    p = run_bot(["chat", "--list"], env, workdir, b"", 60)
+    assert p.returncode == 0 and p.stderr == b""
+    rows = p.stdout.decode().splitlines()
+    assert rows[0] == cli_texts.text("chats.header", "en")
+    assert [row.split()[:2] for row in rows[1:]] == [["1", "gamma"], ["2", "beta"], ["3", archived]]
+    # in the time zone of TIMEZONE (Asia/Seoul by default)
+    assert rows[1].endswith("gamma question") and rows[3].endswith("(archived)  2027-01-15 17:00  alpha question")
+    # -c continues the most recently used conversation
+    p = run_bot(["chat", "-c", "and now?"], env, workdir, b"", 60)
+    assert p.returncode == 0 and [m["content"] for m in stored(data_dir, "gamma")][-2:] == [
+        "and now?",
+        "echo: and now?",
+    ]
+    # an archived conversation by name: brought back as alpha's current one, then asked
+    p = run_bot(["chat", "--chat", archived, "what did I ask?"], env, workdir, b"", 60)
+    assert p.returncode == 0, p.stderr.decode()
+    assert convo(fake_anthropic.requests[-1])[0] == {"role": "user", "content": "alpha question"}
+    assert [m["content"] for m in stored(data_dir, "alpha")] == [
+        "alpha question", "echo: alpha question", "what did I ask?", "echo: what did I ask?"
+    ]  # fmt: skip
+    assert not (data_dir / "chats" / "archive" / f"{archived}.jsonl").exists()
+    p = run_bot(["chat", "--chat", "alpha.20000101T000000Z", "x"], env, workdir, b"", 60)
+    assert p.returncode == 2 and "no conversation 'alpha.20000101T000000Z'" in p.stderr.decode()
+
+
+def test_chats_lists_and_switches_conversations_in_the_terminal(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    archived = make_conversations(data_dir, fake_anthropic, workdir)
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "beta")
+    try:
+        chat.wait_prompt(1)
+        chat.type("/chats\r")
+        chat.wait_prompt(2)
+        rows = chat.term().rows()
+        listed = rows.index(cli_texts.text("chats.header"))
+        assert [row.split()[:2] for row in rows[listed + 1 : listed + 4]] == [
+            ["1", "gamma"], ["*", "2"], ["3", archived]
+        ]  # fmt: skip
+        chat.type("/chats 3\r")  # the archived one, by its number: alpha's current conversation again
+        chat.wait_text(cli_texts.text("chats.switched", chat="alpha", n=2))
+        chat.wait_prompt(3)
+        chat.type("계속해 볼까\r")
+        chat.wait_text("echo: 계속해 볼까")
+        chat.wait_prompt(4)
+        chat.type("/chats nowhere\r")
+        chat.wait_text(cli_texts.text("chats.unknown", name="nowhere"))
+        chat.wait_prompt(5)
+        assert chat.quit() == 0
+    finally:
+        chat.close()
+    assert [m["content"] for m in stored(data_dir, "alpha")][-2:] == ["계속해 볼까", "echo: 계속해 볼까"]
+    assert [m["content"] for m in stored(data_dir, "beta")] == ["beta question", "echo: beta question"]

@@ -89,6 +89,7 @@ class ChatSession(SlashCommands):
         self._loop: _LoopThread | None = None
         self._task: asyncio.Task[bool] | None = None  # the line being handled (on the loop's thread)
         self._answer: asyncio.Future[Any] | None = None  # the answer on its way
+        self._listed = []
         self.unanswered = 0  # questions left without an answer (failed or cancelled): exit status 1
         self._midline = False  # the cursor is not at the start of a line (after streamed text)
         self._streamed = False
@@ -201,13 +202,15 @@ class ChatSession(SlashCommands):
         stream.flush()
 
     # -- the loop ------------------------------------------------------------------
-    def run(self, read_line: ReadLine) -> int:
+    def run(self, read_line: ReadLine, *, resume: str | None = None) -> int:
         """Read and handle lines until /quit or end of input (Ctrl-D). Returns the exit status: 0 when
         every question got an answer, 1 when some did not (failed or cancelled, and not answered by
         /retry); ``INTERRUPTED`` after Ctrl-C while reading piped input. Ctrl-C at a terminal's
         prompt clears the line."""
         with _LoopThread() as loop:
             self._loop = loop
+            if resume is not None:  # an archived conversation named at start: brought back first
+                self._call(self._resume(resume))
             self.banner()
             while True:
                 try:
@@ -228,13 +231,19 @@ class ChatSession(SlashCommands):
             self._finish_upkeep()
         return 1 if self.unanswered else 0
 
-    def ask_once(self, question: str) -> int:
+    def ask_once(self, question: str, *, resume: str | None = None) -> int:
         """One question (``chat "question"``): its answer on ``out``; the exit status says whether it got one."""
         with _LoopThread() as loop:
             self._loop = loop
+            if resume is not None:
+                self._call(self._resume(resume))
             answered = self._call(self._ask_once(question))
             self._finish_upkeep()
         return 0 if answered and not self.unanswered else 1
+
+    async def _resume(self, name: str) -> bool:
+        await self.chats(name)
+        return True
 
     async def _ask_once(self, question: str) -> bool:
         await self.send(question)

@@ -23,13 +23,15 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from bot.cli.chat import ChatSession, ReadLine
 from bot.cli.commands import COMMANDS
+from bot.cli.conversations import conversations_text, last_used
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
 from bot.cli.texts import env_lang
 from bot.core.ask import Assistant
+from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
 from memory.reminders import ReminderStore
-from memory.transcript import InvalidChatId, check_chat_id
+from memory.transcript import InvalidChatId, Transcript, check_chat_id
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -165,13 +167,22 @@ def _parser() -> argparse.ArgumentParser:
         "turn is remembered like any other. '-' stands for the whole of stdin: "
         'cat error.log | python -m bot chat - "why does this fail?" is one question',
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--chat",
         metavar="ID",
-        default=DEFAULT_CHAT,
-        help="the conversation to continue: a Telegram chat id (the file names in DATA_DIR/chats/) "
-        f"or any name of letters, digits, '_' and '-' (default: {DEFAULT_CHAT})",
+        help="the conversation to continue or start: a Telegram chat id (the file names in DATA_DIR/chats/) "
+        f"or any name of letters, digits, '_' and '-' (default: {DEFAULT_CHAT}); an archived conversation's "
+        "name from --list (e.g. local.20261202T073000Z) brings it back as its chat's current one",
     )
+    which.add_argument(
+        "-c", "--continue", dest="continue_last", action="store_true",
+        help="continue the most recently used conversation",
+    )  # fmt: skip
+    which.add_argument(
+        "-l", "--list", dest="list_chats", action="store_true",
+        help="list the conversations (name, last used, first words; archived ones too) and exit",
+    )  # fmt: skip
     parser.add_argument("--data-dir", metavar="DIR", help="where the memory lives (default: $DATA_DIR or ./data)")
     parser.add_argument(
         "--plain",
@@ -204,13 +215,26 @@ def main(argv: list[str] | None = None) -> int:
     from bot.config import ConfigError, load_settings
 
     try:
-        chat_id = check_chat_id(args.chat)
+        name = args.chat or DEFAULT_CHAT
+        chat_id = check_chat_id(name.split(".", 1)[0])  # an archived conversation: <chat id>.<stamp>
         settings = load_settings(need_telegram=False)
     except (InvalidChatId, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
+    transcript = Transcript(settings.data_dir)
+    if args.list_chats:
+        print(conversations_text(list_conversations(transcript), None, settings.timezone, env_lang()))
+        return 0
+    resume: str | None = None
+    if args.continue_last:
+        chat_id = last_used(transcript) or DEFAULT_CHAT
+    elif name != chat_id:
+        if find_conversation(transcript, name) is None:
+            print(f"error: no conversation {name!r} (python -m bot chat --list shows them)", file=sys.stderr)
+            return 2
+        resume = name
     question: str | None = None
     if args.question:
         try:
@@ -241,8 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     prewarm()  # the SDK is imported while the user types the first question
     try:
         if question is not None:
-            return _one_shot(assistant, chat_id, question, plain=args.plain)
-        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain)
+            return _one_shot(assistant, chat_id, question, plain=args.plain, resume=resume)
+        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain, resume=resume)
     finally:
         try:
             ledger.close()
@@ -250,17 +274,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: could not write the usage counters: {e}", file=sys.stderr)
 
 
-def _one_shot(assistant: Assistant, chat_id: str, question: str, *, plain: bool = False) -> int:
+def _one_shot(
+    assistant: Assistant, chat_id: str, question: str, *, plain: bool = False, resume: str | None = None
+) -> int:
     """``chat QUESTION``: the answer alone on stdout, errors on stderr; nothing else is printed."""
     renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
     session = ChatSession(
         assistant, chat_id, out=sys.stdout, err=sys.stderr, notes=None, lang=env_lang(), renderer=renderer
     )
-    return session.ask_once(question)
+    return session.ask_once(question, resume=resume)
 
 
 def _run_session(
-    assistant: Assistant, chat_id: str, settings: Settings, reminders: ReminderStore, *, plain: bool = False
+    assistant: Assistant,
+    chat_id: str,
+    settings: Settings,
+    reminders: ReminderStore,
+    *,
+    plain: bool = False,
+    resume: str | None = None,
 ) -> int:
     interactive = sys.stdin.isatty()
     # stdout carries answers only when it is not a terminal: the banner, notices and prompts go to
@@ -282,9 +314,9 @@ def _run_session(
         renderer=renderer,
     )
     if not interactive:
-        return session.run(stream_reader(sys.stdin))
+        return session.run(stream_reader(sys.stdin), resume=resume)
     if not on_screen:  # typed at a terminal, answers to a file or a pipe: no readline (it writes to stdout)
-        return session.run(prompted_reader(sys.stdin, sys.stderr))
+        return session.run(prompted_reader(sys.stdin, sys.stderr), resume=resume)
     history_path: Path | None = settings.data_dir / HISTORY_FILE
     try:
         ensure_private_dir(settings.data_dir)
@@ -292,7 +324,7 @@ def _run_session(
         history_path = None
     save_history = setup_readline(history_path)
     try:
-        return session.run(tty_reader())
+        return session.run(tty_reader(), resume=resume)
     finally:
         save_history()
 

@@ -53,6 +53,7 @@ from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
 from bot.tools.web import WebSearch, supports_web_search
 from memory.content import content_text
+from memory.conversations import Conversation, unarchive
 from memory.facts import FactStore
 from memory.pending import PendingStore
 from memory.recall import RecallIndex
@@ -390,6 +391,22 @@ class Assistant(ChatMemory):
             stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
+
+    async def resume(self, conversation: Conversation) -> str | None:
+        """Make an archived conversation (memory/conversations.py) its chat's current one again.
+
+        The chat's current conversation is archived first, as by ``reset``; returns its archive's
+        file name, or None when there was none. Nothing is deleted.
+        """
+        chat_id = conversation.chat_id
+        async with self.lock(chat_id):
+            name = await self.reset(chat_id)
+            await asyncio.to_thread(self._unarchive, conversation)
+            return name
+
+    def _unarchive(self, conversation: Conversation) -> None:
+        with self.memory.store.lock(conversation.chat_id, blocking=True):
+            unarchive(self.transcript, conversation)
 
 
 def _release(held: list[Held]) -> None:
