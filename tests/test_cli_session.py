@@ -390,3 +390,23 @@ def test_chats_lists_and_switches_conversations_in_the_terminal(
         chat.close()
     assert [m["content"] for m in stored(data_dir, "alpha")][-2:] == ["계속해 볼까", "echo: 계속해 볼까"]
     assert [m["content"] for m in stored(data_dir, "beta")] == ["beta question", "echo: beta question"]
+
+
+# -- 14: /stats: this conversation, today and this month, with the estimated cost -----------------
+def test_stats_in_the_terminal(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    usage = {"input_tokens": 100_000, "output_tokens": 50_000, "cache_creation_input_tokens": 0}
+    usage["cache_read_input_tokens"] = 0
+    fake_anthropic.default = lambda body: Text(f"echo: {last_user_text(body)}", usage=usage)
+    # $1 per million input tokens, $2 per million output tokens: each answer costs $0.10 + $0.10
+    env = chat_env(data_dir, fake_anthropic, MODEL_PRICES="claude-sonnet-5-5=1/2", LANG="en_US.UTF-8")
+    assert run_bot(["chat", "--chat", "a"], env, workdir, b"q1\nq2\n", 60).returncode == 0
+    p = run_bot(["chat", "--chat", "b"], env, workdir, b"q3\n/stats\n", 60)
+    assert p.returncode == 0, p.stderr.decode()
+    tokens = "input 100,000 · output 50,000 · cache write 0 · cache read 0"
+    tripled = "input 300,000 · output 150,000 · cache write 0 · cache read 0"
+    assert p.stdout.decode().splitlines()[1:] == [
+        "💰 Usage (summaries and tools included, estimated cost)",
+        f"This conversation (b, in total): 1 questions, {tokens} → $0.2000",
+        f"Today (terminal): 3 questions, {tripled} → $0.6000",
+        f"This month (terminal): 3 questions, {tripled} → $0.6000",
+    ]

@@ -46,3 +46,16 @@ def test_unarchive_brings_back_the_transcript_and_summary_and_never_overwrites(t
     assert [e.data["content"] for e in t.read("a")] == ["old", "echo: old"]
     assert (t.dir / "a.summary.json").read_text() == '{"old": true}'
     assert not archived.exists()
+
+
+def test_a_users_month_adds_up_its_days(tmp_path: Path):
+    from memory.usage import UsageLedger
+
+    ledger = UsageLedger(tmp_path, flush_after=None)
+    for day, tokens in [("2026-11-30", 1), ("2026-12-01", 10), ("2026-12-02", 100)]:
+        ledger.add_question("terminal", "local", day)
+        ledger.add_usage("terminal", "local", "m", [tokens, 0, 0, 0, 1], day)
+    ledger.add_usage("someone", "local", "m", [1000, 0, 0, 0, 1], "2026-12-02")
+    month = ledger.user_month("terminal", "2026-12")
+    assert (month.questions, month.models) == (2, {"m": [110, 0, 0, 0, 2]})
+    assert ledger.user_month("terminal", "2026-10").questions == 0

@@ -23,7 +23,7 @@ import signal
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 from bot.claude.model import ModelError, TextCallback
 from bot.cli.commands import SlashCommands
@@ -35,6 +35,9 @@ from bot.texts import error_text
 from bot.texts import t as bot_text
 from memory.reminders import ReminderFileError, ReminderStore
 from memory.transcript import check_chat_id
+
+if TYPE_CHECKING:
+    from bot.commands.usage import TerminalUsage
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +78,13 @@ class ChatSession(SlashCommands):
         interactive: bool = False,
         reminders: ReminderStore | None = None,
         renderer: Renderer | None = None,
+        usage: TerminalUsage | None = None,
     ) -> None:
         self.assistant = assistant
         self.renderer = renderer
         self._view: AnswerView | None = None  # the answer being rendered
         self.reminders = reminders
+        self.usage = usage  # counts the questions, answers /stats; None: no usage ledger
         self.chat_id = check_chat_id(chat_id)
         self.out = out
         self.err = err if err is not None else out
@@ -316,6 +321,9 @@ class ChatSession(SlashCommands):
     async def send(self, question: str) -> None:
         """Ask ``question`` and stream the answer."""
 
+        if self.usage is not None:
+            self.usage.question(self.chat_id)
+
         def start(on_text: TextCallback) -> Awaitable[Answer]:
             return self.assistant.ask(self.chat_id, Question(question, meta={"via": "terminal"}), on_text=on_text)
 
@@ -323,6 +331,8 @@ class ChatSession(SlashCommands):
 
     async def retry(self) -> None:
         """Ask again the last question that got no answer (failed or cancelled), else the last one anew."""
+        if self.usage is not None:
+            self.usage.question(self.chat_id)
         unanswered = await self.assistant.unanswered(self.chat_id)
         if unanswered is not None:
             self.note(text("retry.start", self.lang, text=unanswered.text))

@@ -1,5 +1,5 @@
 """The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
-/forget, /reminders, /model, /chats, /reset, /retry and /quit.
+/forget, /reminders, /model, /chats, /stats, /reset, /retry and /quit.
 
 ``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
 '/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
@@ -22,13 +22,14 @@ from memory.content import display_text
 from memory.conversations import list_conversations
 
 if TYPE_CHECKING:
+    from bot.commands.usage import TerminalUsage
     from bot.core.ask import Assistant
     from memory.conversations import Conversation
     from memory.reminders import ReminderStore
 
 COMMANDS = (
     "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/chats",
-    "/reset", "/retry", "/quit",
+    "/stats", "/reset", "/retry", "/quit",
 )  # fmt: skip
 
 
@@ -39,6 +40,7 @@ class SlashCommands:
     chat_id: str
     lang: str
     reminders: ReminderStore | None
+    usage: TerminalUsage | None
     _listed: list[Conversation]  # the last list /chats showed (its numbers)
 
     if TYPE_CHECKING:  # provided by ChatSession
@@ -74,6 +76,8 @@ class SlashCommands:
             self.say(await model_text(self.assistant.model, argument, self.lang))
         elif command == "/chats":
             await self.chats(line.split(maxsplit=1)[1].strip() if " " in line else "")
+        elif command == "/stats" and self.usage is not None:
+            self.say(await asyncio.to_thread(self.usage.text, self.chat_id, self.lang))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":

@@ -34,6 +34,7 @@ from memory.reminders import ReminderStore
 from memory.transcript import InvalidChatId, Transcript, check_chat_id
 
 if TYPE_CHECKING:
+    from bot.commands.usage import TerminalUsage
     from bot.config import Settings
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,15 @@ def question_from(words: list[str], stdin: TextIO) -> str:
     return question
 
 
+def chat_of(name: str) -> str:
+    """The chat id of ``--chat NAME``: NAME itself, or for an archived conversation (``<chat id>.<stamp>``,
+    as ``--list`` shows it) the part before the dot. InvalidChatId when it is neither."""
+    chat, dot, stamp = name.partition(".")
+    if dot and chat and stamp.replace("-", "").replace("_", "").isalnum() and stamp.isascii():
+        return check_chat_id(chat)
+    return check_chat_id(name)
+
+
 def _parser() -> argparse.ArgumentParser:
     prog = "assistant-chat" if Path(sys.argv[0]).name == "assistant-chat" else "python -m bot chat"
     parser = argparse.ArgumentParser(
@@ -216,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         name = args.chat or DEFAULT_CHAT
-        chat_id = check_chat_id(name.split(".", 1)[0])  # an archived conversation: <chat id>.<stamp>
+        chat_id = chat_of(name)
         settings = load_settings(need_telegram=False)
     except (InvalidChatId, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -252,21 +262,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from bot.claude.client import prewarm
+    from bot.claude.pricing import PriceTable
+    from bot.commands.usage import TerminalUsage
     from bot.core.limits import Limits
     from bot.wiring import make_assistant
     from memory.usage import UsageLedger
 
     # the owner at the keyboard: usage recorded (as "terminal"), never limited
     ledger = UsageLedger(settings.data_dir)
+    limits = Limits(ledger, timezone=settings.timezone)
+    prices = PriceTable(settings.model_prices, search_price=settings.web.price_per_1000)
     reminders = ReminderStore(settings.data_dir)
-    assistant = make_assistant(
-        settings, reminders=reminders, on_spend=Limits(ledger, timezone=settings.timezone).record
-    )
+    assistant = make_assistant(settings, reminders=reminders, on_spend=limits.record)
+    usage = TerminalUsage(limits, prices)
+
     prewarm()  # the SDK is imported while the user types the first question
     try:
         if question is not None:
-            return _one_shot(assistant, chat_id, question, plain=args.plain, resume=resume)
-        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain, resume=resume)
+            return _one_shot(assistant, chat_id, question, plain=args.plain, resume=resume, usage=usage)
+        return _run_session(assistant, chat_id, settings, reminders, plain=args.plain, resume=resume, usage=usage)
     finally:
         try:
             ledger.close()
@@ -275,12 +289,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _one_shot(
-    assistant: Assistant, chat_id: str, question: str, *, plain: bool = False, resume: str | None = None
+    assistant: Assistant,
+    chat_id: str,
+    question: str,
+    *,
+    plain: bool = False,
+    resume: str | None = None,
+    usage: TerminalUsage | None = None,
 ) -> int:
     """``chat QUESTION``: the answer alone on stdout, errors on stderr; nothing else is printed."""
     renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
     session = ChatSession(
-        assistant, chat_id, out=sys.stdout, err=sys.stderr, notes=None, lang=env_lang(), renderer=renderer
+        assistant, chat_id, out=sys.stdout, err=sys.stderr, notes=None, lang=env_lang(), renderer=renderer, usage=usage
     )
     return session.ask_once(question, resume=resume)
 
@@ -293,6 +313,7 @@ def _run_session(
     *,
     plain: bool = False,
     resume: str | None = None,
+    usage: TerminalUsage | None = None,
 ) -> int:
     interactive = sys.stdin.isatty()
     # stdout carries answers only when it is not a terminal: the banner, notices and prompts go to
@@ -308,6 +329,7 @@ def _run_session(
         out=sys.stdout,
         err=sys.stderr,
         notes=notes,
+        usage=usage,
         lang=env_lang(),
         interactive=interactive,
         reminders=reminders,
