@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import chat as cli_chat
+from bot.cli import commands as cli_commands
+from bot.cli import terminal as cli_terminal
 from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
@@ -410,3 +412,12 @@ def test_stats_in_the_terminal(workdir: Path, data_dir: Path, fake_anthropic: Fa
         f"Today (terminal): 3 questions, {tripled} → $0.6000",
         f"This month (terminal): 3 questions, {tripled} → $0.6000",
     ]
+
+
+def test_chat_help_names_every_command_and_option(capsys: pytest.CaptureFixture[str]):
+    assert cli_terminal.main(["--help"]) == 0
+    usage = " ".join(capsys.readouterr().out.split())  # the words, whatever the wrapping
+    for command in cli_commands.COMMANDS:
+        assert command in usage
+    for option in ("-c, --continue", "-l, --list", "QUESTION", 'chat - "why does this fail?"', 'between lines of """'):
+        assert option in usage

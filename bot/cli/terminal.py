@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -147,6 +148,31 @@ def question_from(words: list[str], stdin: TextIO) -> str:
     return question
 
 
+EPILOG = """\
+examples:
+  python -m bot chat                        chat in conversation "local"
+  python -m bot chat "what is 2+2"          ask once: the answer alone on stdout
+  cat error.log | python -m bot chat - "why does this fail?"
+                                            stdin, then the words: one question
+  python -m bot chat --list                 the conversations, most recent first
+  python -m bot chat -c                     continue the most recently used one
+
+{commands}
+  Ctrl-D or /quit leaves; Ctrl-C at the prompt clears the line, and while an answer
+  arrives cancels just that answer. A paste is one question (Enter sends it); type
+  one over several lines with a trailing backslash, or between lines of \"\"\".
+
+pipes and exit status: when stdout is not a terminal it carries the answers and
+  command output only (banner, prompts and notices go to stderr if that is a
+  terminal, else nowhere). Exit status 0 when every question got an answer, 1 when
+  one did not (failed or cancelled, and not answered by /retry), 2 for a usage or
+  settings error, 130 after Ctrl-C while reading piped input.
+
+Input history is kept in DATA_DIR/{history} (mode 0600) when the input is a terminal.
+Texts are Korean unless LC_ALL/LC_MESSAGES/LANG names another language.
+"""
+
+
 def chat_of(name: str) -> str:
     """The chat id of ``--chat NAME``: NAME itself, or for an archived conversation (``<chat id>.<stamp>``,
     as ``--list`` shows it) the part before the dot. InvalidChatId when it is neither."""
@@ -162,12 +188,11 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog,
         description="Chat with the assistant in the terminal, with the same memory (DATA_DIR) as the "
         "Telegram bot. Needs only ANTHROPIC_API_KEY (from .env or the environment).",
-        epilog="In the chat: /help /history /summary /search /memory /remember /forget /reminders /reset /retry "
-        "/quit "
-        "(also Ctrl-D, "
-        "or Ctrl-C at the prompt); Ctrl-C while an answer arrives cancels that answer. Input history is kept in "
-        f"DATA_DIR/{HISTORY_FILE} (mode 0600) when the input is a terminal. Texts are Korean unless "
-        "LC_ALL/LC_MESSAGES/LANG names another language.",
+        epilog=EPILOG.format(
+            commands=textwrap.fill("in the chat: " + " ".join(COMMANDS), 80, subsequent_indent="  "),
+            history=HISTORY_FILE,
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "question",
