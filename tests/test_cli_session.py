@@ -7,6 +7,7 @@ broken run.
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from bot.cli import terminal as cli_terminal
 from bot.cli import texts as cli_texts
 from bot.texts import error_text
 from tests.fakes.anthropic_server import Error, FakeAnthropic, Text, last_user_text
+from tests.fakes.http import hang_guard
 from tests.forkserver import run_bot
 from tests.helpers import convo, stored
 from tests.summary_helpers import memo
@@ -421,3 +423,27 @@ def test_chat_help_names_every_command_and_option(capsys: pytest.CaptureFixture[
         assert command in usage
     for option in ("-c, --continue", "-l, --list", "QUESTION", 'chat - "why does this fail?"', 'between lines of """'):
         assert option in usage
+
+
+def test_one_shot_leaves_the_summary_to_a_process_of_its_own(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    held = threading.Event()
+    fake_anthropic.default = echo_and_summaries(held)
+    env = chat_env(data_dir, fake_anthropic, SUMMARY_TRIGGER_MESSAGES="4", SUMMARY_KEEP_MESSAGES="2")
+    summary = data_dir / "chats" / "once.summary.json"
+    try:
+        for question in ("하나", "둘"):
+            assert run_bot(["chat", "--chat", "once", question], env, workdir, b"", 60).returncode == 0
+        assert summary_requests(fake_anthropic) == 0  # not due yet: no process started
+        p = run_bot(["chat", "--chat", "once", "셋"], env, workdir, b"", 60)  # 6 messages: over 4
+        assert (p.returncode, p.stdout.decode()) == (0, "echo: 셋\n")  # exited with the summary held
+        fake_anthropic.wait_requests(4)  # the summary's request, from the process left behind
+        assert summary_requests(fake_anthropic) == 1 and not summary.exists()
+    finally:
+        held.set()
+    deadline = time.monotonic() + hang_guard(60)
+    while not summary.exists():  # written once the fake answers
+        assert time.monotonic() < deadline, "the summary was never written"
+        time.sleep(0.02)
+    assert "요약됨" in summary.read_text(encoding="utf-8")

@@ -95,6 +95,7 @@ class ChatSession(SlashCommands):
         self._task: asyncio.Task[bool] | None = None  # the line being handled (on the loop's thread)
         self._answer: asyncio.Future[Any] | None = None  # the answer on its way
         self._listed = []
+        self._hand_off: Callable[[str], None] | None = None  # one-shot: who writes the summary
         self.unanswered = 0  # questions left without an answer (failed or cancelled): exit status 1
         self._midline = False  # the cursor is not at the start of a line (after streamed text)
         self._streamed = False
@@ -236,8 +237,15 @@ class ChatSession(SlashCommands):
             self._finish_upkeep()
         return 1 if self.unanswered else 0
 
-    def ask_once(self, question: str, *, resume: str | None = None) -> int:
-        """One question (``chat "question"``): its answer on ``out``; the exit status says whether it got one."""
+    def ask_once(
+        self, question: str, *, resume: str | None = None, hand_off: Callable[[str], None] | None = None
+    ) -> int:
+        """One question (``chat "question"``): its answer on ``out``; the exit status says whether it got one.
+
+        A summary due after the answer is left to ``hand_off(chat_id)`` (a process of its own), so
+        the shell's prompt does not wait for it; without ``hand_off`` it is written before returning.
+        """
+        self._hand_off = hand_off
         with _LoopThread() as loop:
             self._loop = loop
             if resume is not None:
@@ -386,7 +394,10 @@ class ChatSession(SlashCommands):
             self.notes.flush()
         self.out.flush()
         # the summary is written in the background: the next prompt never waits for it
-        await self.assistant.maintain(self.chat_id, wait=False)
+        if self._hand_off is None:
+            await self.assistant.maintain(self.chat_id, wait=False)
+        elif await asyncio.to_thread(self.assistant.memory.due, self.chat_id):
+            self._hand_off(self.chat_id)  # (indexing for recall catches up at the next search)
 
     async def _cancellable(self, aw: Awaitable[T]) -> T:
         """Await ``aw`` as the answer on its way: Ctrl-C cancels it (raising _Cancelled)."""

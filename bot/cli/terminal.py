@@ -12,9 +12,12 @@ background threads while the user types the first question.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import functools
 import logging
 import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -225,6 +228,8 @@ def _parser() -> argparse.ArgumentParser:
         help="print answers as the raw Markdown text, as on a pipe (default in a terminal: rendered, "
         "unless NO_COLOR is set or TERM=dumb)",
     )
+    # the summary after a one-shot answer, in a detached process of its own (spawn_upkeep)
+    parser.add_argument("--upkeep", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("-v", "--verbose", action="store_true", help="show log messages on stderr")
     return parser
 
@@ -303,8 +308,13 @@ def main(argv: list[str] | None = None) -> int:
 
     prewarm()  # the SDK is imported while the user types the first question
     try:
+        if args.upkeep:
+            return _upkeep(assistant, chat_id)
         if question is not None:
-            return _one_shot(assistant, chat_id, question, plain=args.plain, resume=resume, usage=usage)
+            hand_off = functools.partial(spawn_upkeep, data_dir=settings.data_dir)
+            return _one_shot(
+                assistant, chat_id, question, plain=args.plain, resume=resume, usage=usage, hand_off=hand_off
+            )
         return _run_session(assistant, chat_id, settings, reminders, plain=args.plain, resume=resume, usage=usage)
     finally:
         try:
@@ -321,13 +331,46 @@ def _one_shot(
     plain: bool = False,
     resume: str | None = None,
     usage: TerminalUsage | None = None,
+    hand_off: Callable[[str], None] | None = None,
 ) -> int:
     """``chat QUESTION``: the answer alone on stdout, errors on stderr; nothing else is printed."""
     renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
     session = ChatSession(
         assistant, chat_id, out=sys.stdout, err=sys.stderr, notes=None, lang=env_lang(), renderer=renderer, usage=usage
     )
-    return session.ask_once(question, resume=resume)
+    return session.ask_once(question, resume=resume, hand_off=hand_off)
+
+
+def spawn_upkeep(chat_id: str, *, data_dir: Path) -> None:
+    """Write the chat's summary in a detached process (``chat --upkeep``): a one-shot question's
+    shell prompt does not wait for it. Same environment and working directory (.env, settings)."""
+    root = str(Path(__file__).resolve().parents[2])  # where the bot package is
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "bot", "chat", "--upkeep", "--chat", chat_id, "--data-dir", str(data_dir)]
+    try:
+        subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,  # not stopped by the shell's Ctrl-C or hang-up
+        )
+    except OSError as e:  # the summary is then written after a later answer
+        log.warning("could not start the summary's process: %s", e)
+
+
+def _upkeep(assistant: Assistant, chat_id: str) -> int:
+    """``chat --upkeep``: index and summarize the chat if due, then exit."""
+
+    async def run() -> None:
+        try:
+            await assistant.maintain(chat_id)
+        finally:
+            await assistant.aclose()
+
+    asyncio.run(run())
+    return 0
 
 
 def _run_session(
