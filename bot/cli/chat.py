@@ -6,11 +6,17 @@ The chat loop never touches storage itself: it reads lines, calls the service an
 commands are answered by bot/cli/commands.py, answers rendered by bot/cli/render.py; the program
 around the session (command line, readline, settings) is bot/cli/terminal.py.
 
-Event loop: one asyncio loop (an ``asyncio.Runner``) serves the whole session. Lines are read
-with ``input()`` in the main thread *between* turns, which is what makes readline line editing
-and Ctrl-C / Ctrl-D at the prompt behave (a reader thread blocked in ``input()`` can be neither
-interrupted nor joined); each line is then handled with ``runner.run(...)`` on that same loop.
-While an answer is on its way, Ctrl-C cancels just that answer and returns to the prompt.
+Threads: lines are read with ``input()`` in the main thread, which is what makes readline line
+editing and Ctrl-C / Ctrl-D at the prompt behave (a reader thread blocked in ``input()`` can be
+neither interrupted nor joined). One asyncio loop serves the whole session in a thread of its own
+(``_LoopThread``, SIGINT blocked there): each line is handled on it while the main thread waits,
+and the work after an answer (indexing, the summary) goes on there while the next question is
+typed. Ctrl-C reaches the main thread: at the prompt it clears the line; while an answer is on its
+way it cancels just that answer; during a command it interrupts the command.
+
+Output: answers and command output go to ``out``; the banner, notices and the prompt's blank lines
+to ``notes`` (stdout in a terminal; stderr or nothing when stdout is a file or a pipe); errors to
+``err``. ``run`` returns the exit status: whether every question got an answer.
 """
 
 from __future__ import annotations
