@@ -1,4 +1,5 @@
 import asyncio
+import stat
 import threading
 
 import pytest
@@ -32,12 +33,15 @@ async def test_a_turn_is_one_write_so_a_crash_can_never_leave_the_question_alone
 ):
     """The core promise: question and answer reach the file together, in one write and one fsync.
     A crash injected at the turn's second write to the transcript (if there is one) must find nothing to cut."""
+    import os
+
     import memory.transcript as transcript_module
 
     fake_model.queue("첫 답")
     await assistant.ask(1, "첫 질문")
     writes: list[bytes] = []
-    real_write = transcript_module._write_all
+    synced: list[tuple[int, int]] = []  # (inode, writes so far) of each fsync of a regular file
+    real_write, real_fsync = transcript_module._write_all, os.fsync
 
     def write_then_crash(fd: int, data: bytes) -> None:
         writes.append(data)
@@ -45,7 +49,14 @@ async def test_a_turn_is_one_write_so_a_crash_can_never_leave_the_question_alone
             raise Crash("killed between two writes of one turn")
         real_write(fd, data)
 
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            synced.append((st.st_ino, len(writes)))
+        real_fsync(fd)
+
     monkeypatch.setattr(transcript_module, "_write_all", write_then_crash)
+    monkeypatch.setattr(os, "fsync", fsync)
     if with_tool:
         fake_model.queue(tool_call("remember", {"text": "생일은 3월 14일"}), "기억했어요.")
     else:
@@ -58,6 +69,8 @@ async def test_a_turn_is_one_write_so_a_crash_can_never_leave_the_question_alone
     stored = [e.data for e in transcript.read(1)]
     assert stored[2]["content"] == "두 번째 질문" and stored[-1]["role"] == "assistant"
     assert writes[0].decode().count("\n") == len(stored) - 2  # the whole turn was that one write
+    inode = transcript.path(1).stat().st_ino
+    assert [n for ino, n in synced if ino == inode] == [1]  # and one fsync of the transcript, after it
     assert all(is_complete(turn) for turn in split_turns(stored))
 
 

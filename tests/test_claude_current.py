@@ -18,6 +18,7 @@ from bot.claude.summarizer import Summarizer
 from bot.core.ask import Assistant
 from memory.transcript import Transcript
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.prompt_cache import segments
 from tests.fakes.scripts import (
     ContextExceeded,
     CutToolCall,
@@ -63,7 +64,8 @@ async def test_a_tool_round_sends_the_thinking_back_verbatim_and_stores_the_turn
     # exactly the blocks of the first reply: thinking (with its signature) first, then the tool call
     kinds = [b["type"] for b in sent_back["content"]]
     assert kinds[0] == "thinking" and kinds[-1] == "tool_use" and sent_back["content"][0]["signature"]
-    # the per-turn context follows the question, the system prompt has no clock, both rounds alike
+    # the per-turn context (with the time) follows the question; both rounds send one system prompt
+    # (that it has no clock is test_the_next_question_reads_the_last_one_from_the_cache's)
     assert first["system"] == second["system"] and "(한국 시각)이다." in turn_context(first)
     assert first["output_config"] == {"effort": "medium"} and "thinking" not in first
     # the preview said what was going on between the tool calls (the 5.5 models write that as thinking)
@@ -72,12 +74,35 @@ async def test_a_tool_round_sends_the_thinking_back_verbatim_and_stores_the_turn
     assert [r["role"] for r in rows] == ["user", "assistant", "user", "assistant"]
     assert "thinking" not in json.dumps(rows)  # a completed turn is stored without its thinking
 
-    # the next turn replays the stored turn (no thinking: allowed) and reads it from the cache
+    # the next turn replays the stored turn (no thinking: allowed; the new fact changed the system
+    # prompt, so little of it is cached: test_the_next_question_reads_the_last_one_from_the_cache)
     fake_anthropic.reply(Text("3월 14일이에요."))
     await assistant.ask(1, "내 생일 언제야?")
     third = fake_anthropic.requests[-1]
     assert fake_anthropic.rejected == []
     assert [m["role"] for m in convo(third)] == ["user", "assistant", "user", "assistant", "user"]
+    assert "[1] 생일은 3월 14일" in json.dumps(third["system"], ensure_ascii=False)
+
+
+async def test_the_next_question_reads_the_last_one_from_the_cache(
+    fake_anthropic: FakeAnthropic, data_dir: Path, clock
+):
+    """Asked 95 minutes later, the next question sends the same system prompt (the time is in the
+    turn's own context, after the question) and reads the prompt through the last question from the
+    cache: that question carried a cache breakpoint."""
+    assistant = make_assistant(fake_anthropic, data_dir)
+    assistant.now = clock
+    fake_anthropic.reply(Text("좋은 아침이에요."))
+    await assistant.ask(1, "좋은 아침! 오늘 할 일을 같이 정리해 줄래? 장보기, 운동, 책 읽기가 있어.")
+    clock.advance(minutes=95)
+    fake_anthropic.reply(Text("운동부터 하세요."))
+    later = await assistant.ask(1, "뭐부터 할까?")
+    first, second = fake_anthropic.requests[-2:]
+    assert fake_anthropic.rejected == []
+    assert second["system"] == first["system"] and turn_context(second) != turn_context(first)
+    segs = segments(second)
+    first_question = next(i for i, seg in enumerate(segs) if seg.in_messages)
+    assert later.usage.cache_read_tokens >= sum(seg.tokens for seg in segs[: first_question + 1])
 
 
 async def test_a_refusal_stores_nothing_and_is_not_kept_for_retry(fake_anthropic: FakeAnthropic, data_dir: Path):

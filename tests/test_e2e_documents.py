@@ -100,6 +100,7 @@ def test_files_that_cannot_go_to_claude_get_a_clear_reply_and_nothing_is_stored(
         (("broken", b"%PDF-1.7\nbroken", "broken.pdf", "application/pdf"), {}, "이 PDF를 열 수 없어요"),
         (("huge", None, "huge.pdf", "application/pdf"), {"size": 21 * 1024 * 1024}, "20 MB 까지"),
         (("bigtext", b"x" * (201 * 1024), "big.log", "text/plain"), {}, "200 KB 까지"),
+        (("bigtxt", b"y" * (300 * 1024), "notes.txt", "text/plain"), {}, "200 KB 까지"),
         (("bin", b"\x00\x01\x02binary", "data.txt", "text/plain"), {}, "텍스트로 읽을 수 없어요"),
         (("zip", b"PK\x03\x04", "a.zip", "application/zip"), {}, "PDF(20 MB, 100쪽까지), 텍스트·코드 파일"),
     ]
@@ -107,10 +108,12 @@ def test_files_that_cannot_go_to_claude_get_a_clear_reply_and_nothing_is_stored(
         fake_telegram.send_document(CHAT, *args, caption="읽어 줘", **kw)
         assert expected in fake_telegram.wait_visible(CHAT, n)[n - 1], args[0]
     fake_telegram.send_document(CHAT, "long-en", make_pdf(101), "b.pdf", "application/pdf", language_code="en")
-    assert "too long (101 pages; I can read up to 100)" in fake_telegram.wait_visible(CHAT, 8)[7]
+    assert "too long (101 pages; I can read up to 100)" in fake_telegram.wait_visible(CHAT, 9)[8]
     assert fake_anthropic.requests == [] and stored(data_dir, CHAT) == []
     fetched = [c.params["file_id"] for c in fake_telegram.calls_of("getFile")]
-    assert "huge" not in fetched and "zip" not in fetched  # refused before downloading
+    # refused before downloading: by the size Telegram announced (20 MB; 200 KB for text), or the type
+    assert "huge" not in fetched and "zip" not in fetched and "bigtext" not in fetched and "bigtxt" not in fetched
+    assert "bin" in fetched  # a small file is downloaded to be read (the list above is not vacuous)
 
 
 def test_replies_and_quotes_carry_the_text_they_answer(

@@ -21,7 +21,8 @@ Models: the table is tests/fakes/models.py (``catalog``; ``add_model(id, like_mo
 ``GET /v1/models`` (paginated) and ``GET /v1/models/{id}`` answer ``ModelInfo``
 objects with ``max_input_tokens``, ``max_tokens`` and ``capabilities``; an unknown id is a
 404 ``not_found_error``. ``models_endpoint = False`` makes both paths a plain 404, like a
-compatible endpoint without the Models API. ``models`` (a set) restricts ``/v1/messages``
+compatible endpoint without the Models API; ``models_error = (500, "api_error")``
+makes them answer that error (an outage of the Models API alone). ``models`` (a set) restricts ``/v1/messages``
 to those names (others: 404 ``model: <id>``). A model name not in the catalog is still
 answered on ``/v1/messages``, with none of the per-model rules (the fake's old behaviour).
 
@@ -159,6 +160,9 @@ class FakeAnthropic(FakeHTTPServer):
         self.models: set[str] | None = None  # set: any other model is refused with 404
         self.models_endpoint = True  # False: no Models API (GET /v1/models* are plain 404s)
         self.model_lookups: list[str] = []  # paths of the GET /v1/models* requests
+        # set: GET /v1/models* answer this (status, error type), e.g. (500, "api_error") -- the Errors page's
+        # "500 - api_error: An unexpected error has occurred internal to Anthropic's systems"
+        self.models_error: tuple[int, str] | None = None
         self.prefix_mismatch = "error"  # or "drop": blocks failing the prefix check are dropped silently
         self.refused: list[dict[str, Any]] = []  # requests answered 401/404 by ``_refusal``
         self.default: Callable[[dict[str, Any]], Reply | Error] = lambda body: Text(f"echo: {last_user_text(body)}")
@@ -375,6 +379,10 @@ class FakeAnthropic(FakeHTTPServer):
             self._cond.notify_all()
         if not self.models_endpoint:
             self.respond(request, 404, _error("not_found_error", "Not Found"))
+            return
+        if self.models_error is not None:
+            status, kind = self.models_error
+            self.respond(request, status, _error(kind, "Internal server error"))
             return
         refusal = self._refusal(request, None)
         if refusal is not None:
