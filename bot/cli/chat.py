@@ -27,7 +27,7 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
@@ -433,14 +433,11 @@ class _LoopThread:
         self.thread = threading.Thread(target=self._run, name="chat-loop", daemon=True)
 
     def _run(self) -> None:
-        # Ctrl-C must reach the main thread (blocked in input() or waiting for an answer): a signal
-        # taken by another thread would not wake it. Threads started from here inherit the mask.
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         self.loop.run_forever()
 
     def __enter__(self) -> _LoopThread:
-        self.thread.start()
+        with sigint_to_main_thread():
+            self.thread.start()
         return self
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
@@ -457,6 +454,25 @@ class _LoopThread:
         with contextlib.suppress(Exception):
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
         self.loop.close()
+
+
+@contextlib.contextmanager
+def sigint_to_main_thread() -> Iterator[None]:
+    """Threads started inside this block never take SIGINT (they inherit the blocked signal).
+
+    Ctrl-C must reach the main thread, waiting in ``input()`` (readline's select) or for an answer:
+    the kernel hands a process signal to any thread that does not block it, and a signal taken by
+    another thread would not wake the main one. So every thread of the chat is started in here.
+    """
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 async def _cancel_all() -> None:

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from bot.cli.chat import ChatSession, ReadLine
+from bot.cli.chat import ChatSession, ReadLine, sigint_to_main_thread
 from bot.cli.commands import COMMANDS
 from bot.cli.conversations import conversations_text, last_used
 from bot.cli.render import Renderer, wants_rendering
@@ -303,10 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     limits = Limits(ledger, timezone=settings.timezone)
     prices = PriceTable(settings.model_prices, search_price=settings.web.price_per_1000)
     reminders = ReminderStore(settings.data_dir)
-    assistant = make_assistant(settings, reminders=reminders, on_spend=limits.record)
+    with sigint_to_main_thread():  # the threads started here never take Ctrl-C from the main thread
+        assistant = make_assistant(settings, reminders=reminders, on_spend=limits.record)
+        prewarm()  # the SDK is imported while the user types the first question
     usage = TerminalUsage(limits, prices)
 
-    prewarm()  # the SDK is imported while the user types the first question
     try:
         if args.upkeep:
             return _upkeep(assistant, chat_id)
@@ -390,7 +391,8 @@ def _run_session(
     notes: TextIO | None | Literal["out"] = "out" if on_screen else (sys.stderr if sys.stderr.isatty() else None)
     renderer = Renderer(sys.stdout) if wants_rendering(sys.stdout, plain=plain) else None
     if renderer is not None:
-        prewarm_renderer()  # rich is imported while the user types the first question
+        with sigint_to_main_thread():
+            prewarm_renderer()  # rich is imported while the user types the first question
     session = ChatSession(
         assistant,
         chat_id,
