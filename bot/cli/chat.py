@@ -52,6 +52,7 @@ T = TypeVar("T")
 PROMPT = "> "
 MORE_PROMPT = "… "  # the next line of a question typed over several lines
 BLOCK = '"""'  # a line starting with it opens a multi-line question, a line ending with it closes it
+USAGE_ERROR = 2  # the exit status when the conversation named at start cannot be brought back
 INTERRUPTED = 130  # the exit status after Ctrl-C on piped input, as a shell reports a SIGINT
 ReadLine = Callable[[str], str | None]
 """Reads one line (without its newline) after showing the prompt; None at end of input.
@@ -221,8 +222,9 @@ class ChatSession(SlashCommands):
         prompt clears the line."""
         with _LoopThread() as loop:
             self._loop = loop
-            if resume is not None:  # an archived conversation named at start: brought back first
-                self._call(self._resume(resume))
+            # an archived conversation named at start is brought back first (status 2 if it cannot be)
+            if resume is not None and not self._call(self._resume(resume)):
+                return USAGE_ERROR
             self.banner()
             while True:
                 try:
@@ -254,14 +256,20 @@ class ChatSession(SlashCommands):
         self._hand_off = hand_off
         with _LoopThread() as loop:
             self._loop = loop
-            if resume is not None:
-                self._call(self._resume(resume))
+            if resume is not None and not self._call(self._resume(resume)):
+                return USAGE_ERROR
             answered = self._call(self._ask_once(question))
             self._finish_upkeep()
         return 0 if answered and not self.unanswered else 1
 
     async def _resume(self, name: str) -> bool:
-        await self.chats(name)
+        """Bring back the archived conversation ``name``; False (the error shown) when it failed."""
+        try:
+            await self.chats(name)
+        except Exception as e:  # e.g. another process brought it back meanwhile
+            log.warning("chat %s: could not bring back %s", self.chat_id, name, exc_info=True)
+            self.error(f"{error_text('internal', self.lang)} ({type(e).__name__})")
+            return False
         return True
 
     async def _ask_once(self, question: str) -> bool:
