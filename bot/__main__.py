@@ -16,7 +16,9 @@ USAGE = (
     "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
     "       python -m bot chat                   chat in the terminal (see --help there)\n"
     "       python -m bot doctor [--offline]     check settings, data and connections (see --help there)\n"
-    "       python -m bot search                 search a chat's whole history (see --help there)"
+    "       python -m bot search                 search a chat's whole history (see --help there)\n"
+    "       python -m bot import FILE...         import ChatGPT, Claude or Telegram exports (see --help there)\n"
+    "       python -m bot export                 write a chat's whole history (see --help there)"
 )
 
 
@@ -102,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot.cli import search
 
         return search.main(args[1:])
+    if args and args[0] in ("import", "export"):
+        from bot.cli import transfer
+
+        return (transfer.import_main if args[0] == "import" else transfer.export_main)(args[1:])
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return 0

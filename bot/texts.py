@@ -272,7 +272,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "/retry — 마지막 질문 다시 묻기\n"
         "/reminders — 예정된 알림 (취소: /reminders cancel &lt;번호&gt;)\n"
         "/stats — 저장된 메시지, 사용한 토큰과 예상 비용\n"
-        "/export — 대화 기록을 파일(.jsonl)로 받기\n"
+        "/export — 대화 기록 전체를 파일로 받기 (/export md: 마크다운)\n"
+        "/import — ChatGPT·Claude·텔레그램 내보내기 파일을 캡션으로 붙여 보내면 기억으로 가져오기 (주인만)\n"
         "/help — 이 도움말",
         "en": "Hi! I'm an assistant that answers with Claude. 🧠\n\n"
         "<b>Memory</b>: this chat is saved in files on the server, so I remember earlier conversations, "
@@ -298,7 +299,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "/retry — ask the last question again\n"
         "/reminders — pending reminders (cancel: /reminders cancel &lt;number&gt;)\n"
         "/stats — messages stored, tokens used and estimated cost\n"
-        "/export — get the conversation as a .jsonl file\n"
+        "/export — get the whole history as a file (/export md: Markdown)\n"
+        "/import — send a ChatGPT, Claude or Telegram export with this caption to bring it into memory (owner)\n"
         "/help — this help",
     },
     # -- Telegram: the command menu (set_my_commands) --
@@ -308,7 +310,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "cmd.reset": {"ko": "새 대화 시작 (이전 대화는 보관)", "en": "Start a fresh conversation (old one archived)"},
     "cmd.retry": {"ko": "마지막 질문 다시 묻기", "en": "Ask the last question again"},
     "cmd.stats": {"ko": "메시지 수, 사용한 토큰과 예상 비용", "en": "Messages, tokens used and estimated cost"},
-    "cmd.export": {"ko": "대화 기록 파일(.jsonl) 받기", "en": "Get the conversation as a .jsonl file"},
+    "cmd.import": {"ko": "ChatGPT·Claude·텔레그램 기록 가져오기", "en": "Import ChatGPT, Claude or Telegram history"},
+    "cmd.export": {"ko": "대화 기록 전체를 파일로 받기", "en": "Get the whole history as a file"},
     "cmd.memory": {"ko": "기억하고 있는 사실 보기", "en": "The facts I remember about you"},
     "cmd.remember": {"ko": "사실 하나 기억시키기", "en": "Make me remember a fact"},
     "cmd.forget": {"ko": "사실 잊게 하기 (번호 또는 all)", "en": "Make me forget a fact (number or all)"},
@@ -357,12 +360,66 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Nothing to export: no messages are stored in this chat.",
     },
     "export.caption": {
-        "ko": "이 채팅의 대화 기록이에요 (한 줄에 메시지 하나, JSON).",
-        "en": "This chat's transcript (one message per line, JSON).",
+        "ko": "이 채팅의 대화 기록 전체예요 (보관·가져온 대화 포함, 한 줄에 메시지 하나, JSON).",
+        "en": "This chat's whole history (archived and imported conversations included; one message per line, JSON).",
+    },
+    "export.caption_md": {
+        "ko": "이 채팅의 대화 기록 전체예요 (보관·가져온 대화 포함, 마크다운).",
+        "en": "This chat's whole history (archived and imported conversations included; Markdown).",
     },
     "export.too_big": {
-        "ko": "대화 기록이 너무 커서 텔레그램으로 보낼 수 없어요. 서버의 {path} 파일에 있어요.",
-        "en": "The transcript is too big to send through Telegram. It is in {path} on the server.",
+        "ko": "대화 기록이 너무 커서 텔레그램으로 보낼 수 없어요. 서버에서 {command} 로 받을 수 있어요.",
+        "en": "The history is too big to send through Telegram. On the server: {command}",
+    },
+    "export.usage": {
+        "ko": "/export 는 JSON 줄(.jsonl), /export md 는 마크다운(.md)으로 보내요.",
+        "en": "/export sends JSON lines (.jsonl), /export md sends Markdown (.md).",
+    },
+    # -- importing history: /import (Telegram), python -m bot import (Telegram and terminal texts) --
+    "import.done": {
+        "ko": "📥 {source}에서 가져왔어요: 대화 {conversations}개, 메시지 {messages}개 ({first} ~ {last}).",
+        "en": "📥 Imported from {source}: {conversations} conversations, {messages} messages ({first} to {last}).",
+    },
+    "import.nothing_new": {
+        "ko": "새로 가져올 것이 없어요: 메시지 {present}개는 이미 가져온 것이에요.",
+        "en": "Nothing new: the {present} messages in it were imported before.",
+    },
+    "import.present": {
+        "ko": "이미 가져온 메시지 {present}개는 건너뛰었어요.",
+        "en": "{present} messages already imported were left as they are.",
+    },
+    "import.skipped": {
+        "ko": "⚠️ 형식이 맞지 않는 대화 {n}개는 가져오지 않았어요: {problems}",
+        "en": "⚠️ {n} malformed conversations were left out: {problems}",
+    },
+    "import.error": {
+        "ko": "⚠️ {file}: {error}",
+        "en": "⚠️ {file}: {error}",
+    },
+    "import.partial": {
+        "ko": "그 앞까지 온전히 읽은 대화만 가져왔어요.",
+        "en": "Only the whole conversations read before that were imported.",
+    },
+    "import.none": {"ko": "아무것도 가져오지 않았어요.", "en": "Nothing was imported."},
+    "import.indexing": {
+        "ko": "검색 색인은 뒤에서 만들어져요 (그동안에도 답해요; /search 가 진행 상황을 알려 줘요).",
+        "en": "It is indexed in the background (questions are answered meanwhile; /search shows how far it is).",
+    },
+    "import.how": {
+        "ko": "ChatGPT·Claude의 conversations.json(또는 그 .zip)이나 텔레그램 데스크톱의 result.json 파일을 "
+        "캡션 /import 와 함께 보내 주세요 (20MB까지). 더 큰 파일은 서버에서: python -m bot import 파일",
+        "en": "Send ChatGPT's or Claude's conversations.json (or its .zip), or Telegram Desktop's result.json, "
+        "with the caption /import (up to 20 MB). Bigger files on the server: python -m bot import FILE",
+    },
+    "import.too_big": {
+        "ko": "이 파일은 {size}MB예요. 봇은 20MB까지만 받을 수 있어요. 서버에서 가져와 주세요: "
+        "python -m bot import 파일",
+        "en": "This file is {size} MB; bots can download files up to 20 MB. Import it on the server: "
+        "python -m bot import FILE",
+    },
+    "import.owner_only": {
+        "ko": "기록을 가져오는 것은 봇 주인만 할 수 있어요.",
+        "en": "Only the bot's owner can import history.",
     },
     # -- facts: /memory, /remember, /forget (Telegram and terminal) --
     "memory.empty": {

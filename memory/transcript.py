@@ -89,7 +89,7 @@ class Transcript:
         for m in messages:
             if not is_message(m):
                 raise ValueError(f"not a storable message: {m!r}")
-        lines = [_line(m) for m in messages]
+        lines = [encode_line(m) for m in messages]
         path = self.path(chat_id)
         ensure_private_dir(self.root)
         ensure_private_dir(self.dir)
@@ -215,7 +215,7 @@ class Transcript:
 _LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 
 
-def _line(message: Mapping[str, Any]) -> str:
+def encode_line(message: Mapping[str, Any]) -> str:
     """One message as one JSON line of valid UTF-8.
 
     Characters that some tools count as line breaks (U+2028, U+2029, NEL) are escaped, so every

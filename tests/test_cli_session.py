@@ -461,3 +461,12 @@ def test_one_shot_leaves_the_summary_to_a_process_of_its_own(
         assert time.monotonic() < deadline, "the summary was never written"
         time.sleep(0.02)
     assert "요약됨" in summary.read_text(encoding="utf-8")
+
+
+def test_export_on_a_pipe_writes_the_export_alone(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
+    env = chat_env(data_dir, fake_anthropic)
+    assert run_bot(["chat", "one question"], env, workdir, b"", 60).returncode == 0
+    p = run_bot(["chat"], env, workdir, b"/export\n", 60)
+    assert p.returncode == 0 and p.stderr == b""
+    rows = [json.loads(line) for line in p.stdout.decode().splitlines()]  # JSON lines only, no notice
+    assert [r["content"] for r in rows] == ["one question", "echo: one question"]

@@ -37,7 +37,7 @@ def test_menu_help_and_unknown_commands_in_korean_and_english(
     owner = {c.params.get("language_code"): c.params for c in calls if "scope" in c.params}
     assert set(owner) == {None, "en"}
     assert owner[None]["scope"] == {"type": "chat", "chat_id": TEST_OWNER}
-    assert [c["command"] for c in owner["en"]["commands"]] == [*names, "users", "allow", "deny"]
+    assert [c["command"] for c in owner["en"]["commands"]] == [*names, "users", "allow", "deny", "import"]
 
     ko = ask(fake_telegram, "/start")
     assert "기억" in ko and "/reset" in ko and "@memory_test_bot" in ko

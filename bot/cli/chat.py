@@ -9,7 +9,7 @@ around the session (command line, readline, settings) is bot/cli/terminal.py.
 Threads: lines are read with ``input()`` in the main thread, which is what makes readline line
 editing and Ctrl-C / Ctrl-D at the prompt behave (a reader thread blocked in ``input()`` can be
 neither interrupted nor joined). One asyncio loop serves the whole session in a thread of its own
-(``_LoopThread``, SIGINT blocked there): each line is handled on it while the main thread waits,
+(``LoopThread``, SIGINT blocked there): each line is handled on it while the main thread waits,
 and the work after an answer (indexing, the summary) goes on there while the next question is
 typed. Ctrl-C reaches the main thread: at the prompt it clears the line; while an answer is on its
 way it cancels just that answer; during a command it interrupts the command.
@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
-import signal
-import threading
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 from bot.claude.model import ModelError, TextCallback
 from bot.cli.commands import SlashCommands
+from bot.cli.loop import LoopThread
 from bot.cli.render import AnswerView, Renderer
 from bot.cli.texts import text
 from bot.commands.reminders import pending_lines
@@ -98,7 +96,7 @@ class ChatSession(SlashCommands):
         self.notes = out if notes == "out" else notes
         self.lang = lang
         self.interactive = interactive
-        self._loop: _LoopThread | None = None
+        self._loop: LoopThread | None = None
         self._task: asyncio.Task[bool] | None = None  # the line being handled (on the loop's thread)
         self._answer: asyncio.Future[Any] | None = None  # the answer on its way
         self._listed = []
@@ -220,7 +218,7 @@ class ChatSession(SlashCommands):
         every question got an answer, 1 when some did not (failed or cancelled, and not answered by
         /retry); ``INTERRUPTED`` after Ctrl-C while reading piped input. Ctrl-C at a terminal's
         prompt clears the line."""
-        with _LoopThread() as loop:
+        with LoopThread() as loop:
             self._loop = loop
             # an archived conversation named at start is brought back first (status 2 if it cannot be)
             if resume is not None and not self._call(self._resume(resume)):
@@ -254,7 +252,7 @@ class ChatSession(SlashCommands):
         the shell's prompt does not wait for it; without ``hand_off`` it is written before returning.
         """
         self._hand_off = hand_off
-        with _LoopThread() as loop:
+        with LoopThread() as loop:
             self._loop = loop
             if resume is not None and not self._call(self._resume(resume)):
                 return USAGE_ERROR
@@ -426,71 +424,6 @@ class ChatSession(SlashCommands):
             raise
         finally:
             self._answer = None
-
-
-class _LoopThread:
-    """The session's asyncio loop, running in a thread of its own for the whole session.
-
-    The main thread reads the keyboard with ``input()`` (readline's line editing and Ctrl-C need
-    the main thread) while the loop goes on with the work of the background (the summary after an
-    answer, bot/core/upkeep.py), so the next prompt never waits for it.
-    """
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self._run, name="chat-loop", daemon=True)
-
-    def _run(self) -> None:
-        self.loop.run_forever()
-
-    def __enter__(self) -> _LoopThread:
-        with sigint_to_main_thread():
-            self.thread.start()
-        return self
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def call(self, fn: Callable[[], None]) -> None:
-        self.loop.call_soon_threadsafe(fn)
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(BaseException):
-            self.submit(_cancel_all()).result()
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join()
-        with contextlib.suppress(Exception):
-            self.loop.run_until_complete(self.loop.shutdown_default_executor())
-        self.loop.close()
-
-
-@contextlib.contextmanager
-def sigint_to_main_thread() -> Iterator[None]:
-    """Threads started inside this block never take SIGINT (they inherit the blocked signal).
-
-    Ctrl-C must reach the main thread, waiting in ``input()`` (readline's select) or for an answer:
-    the kernel hands a process signal to any thread that does not block it, and a signal taken by
-    another thread would not wake the main one. So every thread of the chat is started in here.
-    """
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, OSError, ValueError):  # no pthread_sigmask here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-async def _cancel_all() -> None:
-    """Cancel whatever is left on the session's loop, and let it finish."""
-    current = asyncio.current_task()
-    pending = [task for task in asyncio.all_tasks() if task is not current and not task.done()]
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending)
 
 
 def web_footer(answer: Answer) -> str:

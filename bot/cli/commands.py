@@ -1,5 +1,5 @@
 """The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
-/forget, /reminders, /model, /chats, /stats, /reset, /retry and /quit.
+/forget, /reminders, /model, /chats, /stats, /export, /reset, /retry and /quit.
 
 ``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
 '/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
@@ -9,10 +9,11 @@ session provides the output (``say``, ``error``) and the turns (``send``, ``retr
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from bot.cli.conversations import conversations_text, pick
 from bot.cli.texts import text
+from bot.cli.transfer import export_here
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.model import model_text
 from bot.commands.reminders import reminders_text
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 COMMANDS = (
     "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/chats",
-    "/stats", "/reset", "/retry", "/quit",
+    "/stats", "/export", "/reset", "/retry", "/quit",
 )  # fmt: skip
 
 
@@ -42,6 +43,7 @@ class SlashCommands:
     reminders: ReminderStore | None
     usage: TerminalUsage | None
     _listed: list[Conversation]  # the last list /chats showed (its numbers)
+    out: TextIO
 
     if TYPE_CHECKING:  # provided by ChatSession
 
@@ -78,6 +80,10 @@ class SlashCommands:
             await self.chats(line.split(maxsplit=1)[1].strip() if " " in line else "")
         elif command == "/stats" and self.usage is not None:
             self.say(await asyncio.to_thread(self.usage.text, self.chat_id, self.lang))
+        elif command == "/export":
+            root, out = self.assistant.transcript.root, self.out
+            # the export itself goes to ``out``; how many were written is a notice (stderr on a pipe)
+            self.note(await asyncio.to_thread(export_here, root, self.chat_id, line, self.lang, out))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":

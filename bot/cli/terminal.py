@@ -25,9 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from bot.cli.chat import ChatSession, ReadLine, sigint_to_main_thread
+from bot.cli.chat import ChatSession, ReadLine
 from bot.cli.commands import COMMANDS
 from bot.cli.conversations import conversations_text, last_used
+from bot.cli.loop import sigint_to_main_thread
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
 from bot.cli.texts import env_lang

@@ -45,6 +45,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /model [id]        모델과 그 기능 보기, 다른 모델로 바꾸기 (재시작해도 유지)\n"
         "  /chats [번호|이름]  대화 목록 보기, 다른 대화 이어가기 (보관한 대화도)\n"
         "  /stats     사용량과 예상 비용 (이 대화, 오늘, 이번 달)\n"
+        "  /export [md] [파일]  대화 기록 전체(보관·가져온 대화 포함)를 파일로, 없으면 화면으로\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
         "  /quit      끝내기 (Ctrl-D 도 같아요; 프롬프트에서 Ctrl-C 는 쓰던 줄을 지워요)\n"
@@ -63,6 +64,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /model [id]        the model and its capabilities; switch to another (kept across restarts)\n"
         "  /chats [n|name]    list the conversations; continue another (archived ones too)\n"
         "  /stats     usage and estimated cost (this conversation, today, this month)\n"
+        "  /export [md] [FILE]  the whole history (archived, imported included) to FILE, else to the screen\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
         "  /quit      leave (so does Ctrl-D; Ctrl-C at the prompt clears the line)\n"
@@ -97,6 +99,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⏹ Answer cancelled. /retry sends it again.",
     },
     "interrupted": {"ko": "⏹ 중단했어요.", "en": "⏹ Interrupted."},
+    "export.written": {
+        "ko": "메시지 {n}개를 {path} 에 썼어요.",
+        "en": "Wrote {n} messages to {path}.",
+    },
+    "export.empty": {"ko": "내보낼 메시지가 없어요.", "en": "No messages to export."},
     "unknown": {
         "ko": "모르는 명령이에요: {cmd}. 명령: {commands} (/help)",
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",

@@ -17,7 +17,7 @@ from bot.claude.client import prewarm
 from bot.config import Settings
 from bot.core.ask import Assistant
 from bot.tg import access as tg_access
-from bot.tg import commands, handlers, menu, owner, reminders, replies, webhook
+from bot.tg import commands, handlers, importing, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter, Limits
 from bot.wiring import make_assistant
@@ -114,11 +114,14 @@ def build_application(
         (("deny",), owner.deny_command),
         (("users",), owner.users_command),
         (("model",), commands.model_command),
+        (("import",), importing.import_command),
     ):
         app.add_handler(CommandHandler(names, callback, filters=new))
     app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown_command))
     app.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, handlers.on_text))
     app.add_handler(MessageHandler(new & filters.PHOTO, handlers.on_photo))
+    importing_caption = filters.Document.ALL & filters.CaptionRegex(importing.CAPTION)
+    app.add_handler(MessageHandler(new & importing_caption, importing.on_import_document))
     app.add_handler(MessageHandler(new & filters.Document.ALL, handlers.on_document))
     app.add_handler(MessageHandler(new & ~filters.TEXT & ~filters.StatusUpdate.ALL, handlers.on_other))
     app.add_error_handler(handlers.on_error)

@@ -1,21 +1,24 @@
 """The bot's commands: /start, /help, /history, /summary, /memory, /remember, /forget, /reset, /retry, /stats,
 /export.
 
-Commands that change memory (/reset, /retry) or read the whole file (/export) run
-under the chat's lock, after any turn in progress.
+Commands that change memory (/reset, /retry) run under the chat's lock, after any turn in progress;
+/export reads every transcript of the chat (the live one up to a size taken under its file lock: whole
+turns) in a thread, into a temporary file, and sends it as a document (memory.imports.history).
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import math
+import tempfile
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from telegram import ReplyParameters, Update
 from telegram.error import TelegramError
@@ -25,6 +28,7 @@ from bot.claude.model import TextCallback
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.model import model_text
 from bot.commands.search import search_text
+from bot.commands.transfer import Format, write_history
 from bot.core.ask import Answer, Assistant, Question
 from bot.texts import t
 from bot.tg import access as tg_access
@@ -35,6 +39,7 @@ from bot.tg.render import Part, escape, html_to_text
 from bot.tg.replies import lang_for, reply, services, target_for
 from bot.tg.send import send_part
 from memory.content import display_text
+from memory.files import ensure_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -253,47 +258,82 @@ async def model_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     await reply(update, context, await model_text(assistant.model, _argument(update), lang_for(update)))
 
 
-def _read_prefix(path: Path, size: int) -> bytes:
-    with path.open("rb") as f:
-        return f.read(size)
+class _TooBig(Exception):
+    pass
+
+
+class _Capped(io.TextIOWrapper):
+    """A text file that refuses to grow past ``limit`` bytes (an export Telegram cannot take is not written
+    whole first)."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        super().__init__(raw, encoding="utf-8", newline="\n")
+        self.limit = limit
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text.encode("utf-8"))
+        if self.size > self.limit:
+            raise _TooBig
+        return super().write(text)
+
+
+def _history_file(data_dir: Path, chat_id: int, fmt: Format, raw: IO[bytes]) -> int | None:
+    """Write the chat's whole history into ``raw``; the messages written, None if over EXPORT_MAX_BYTES."""
+    out = _Capped(raw, EXPORT_MAX_BYTES)
+    try:
+        n = write_history(data_dir, chat_id, fmt, out)
+        out.flush()
+    except _TooBig:
+        return None
+    finally:
+        out.detach()
+    raw.seek(0)
+    return n
 
 
 async def export_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/export: the chat's transcript as a .jsonl document (groups: admins; once per EXPORT_EVERY per person)."""
+    """/export [md]: the chat's whole history (archived and imported conversations included) as a .jsonl or
+    .md document (groups: admins; once per EXPORT_EVERY per person)."""
     message = update.effective_message
     if message is None or not await may_read_history(update, context):
         return
     svc, lang = services(context), lang_for(update)
+    arg = _argument(update).lower()
+    fmt: Format | None = {"": "jsonl", "jsonl": "jsonl", "json": "jsonl", "md": "md", "markdown": "md"}.get(arg)
+    if fmt is None:
+        await reply(update, context, t("export.usage", lang))
+        return
     chat_id = message.chat.id
     who = (chat_id, update.effective_user.id if update.effective_user else 0)
     if (left := _export_wait(context, who)) is not None:
         minutes = int(EXPORT_EVERY.total_seconds() // 60)
         await reply(update, context, t("export.wait", lang, minutes=minutes, left=max(1, math.ceil(left / 60))))
         return
-    transcript = svc.assistant.transcript
-    async with svc.chat_lock(chat_id):
-        size = await asyncio.to_thread(transcript.size, chat_id)
-        if size > EXPORT_MAX_BYTES:
+    data_dir = Path(svc.settings.data_dir)
+    with tempfile.TemporaryFile(dir=ensure_private_dir(data_dir)) as raw:
+        # the live transcript is read up to a size taken under its lock: whole turns, no chat lock needed
+        n = await asyncio.to_thread(_history_file, data_dir, chat_id, fmt, raw)
+        if n is None:
             _export_undo(context, who)  # nothing was sent: it does not count
-            await reply(update, context, t("export.too_big", lang, path=f"DATA_DIR/chats/{chat_id}.jsonl"))
+            command = f"python -m bot export --chat {chat_id}" + (" --format md" if fmt == "md" else "")
+            await reply(update, context, t("export.too_big", lang, command=command))
             return
-        # only whole turns: the bytes before a size read under the file lock never change
-        data = await asyncio.to_thread(_read_prefix, transcript.path(chat_id), size) if size else b""
-    if not data.strip():
-        _export_undo(context, who)
-        await reply(update, context, t("export.empty", lang))
-        return
-    target = target_for(message)
-    quote = ReplyParameters(target.reply_to, allow_sending_without_reply=True) if target.reply_to else None
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    await context.bot.send_document(
-        chat_id,
-        document=data,
-        filename=f"chat-{chat_id}-{stamp}.jsonl",
-        caption=t("export.caption", lang),
-        message_thread_id=target.thread_id,
-        reply_parameters=quote,
-    )
+        if n == 0:
+            _export_undo(context, who)
+            await reply(update, context, t("export.empty", lang))
+            return
+        target = target_for(message)
+        quote = ReplyParameters(target.reply_to, allow_sending_without_reply=True) if target.reply_to else None
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        await context.bot.send_document(
+            chat_id,
+            document=raw,
+            filename=f"chat-{chat_id}-{stamp}.{fmt}",
+            caption=t("export.caption" if fmt == "jsonl" else "export.caption_md", lang),
+            message_thread_id=target.thread_id,
+            reply_parameters=quote,
+        )
 
 
 def _exports(context: ContextTypes.DEFAULT_TYPE) -> OrderedDict[tuple[int, int], datetime]:

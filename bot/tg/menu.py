@@ -19,7 +19,7 @@ MENU = (
     "help", "history", "summary", "search", "memory", "remember", "forget", "reminders", "reset", "retry", "stats",
     "export",
 )  # in Telegram's menu, in this order  # fmt: skip
-OWNER_MENU = ("users", "allow", "deny")  # added to the owner's own command menu
+OWNER_MENU = ("users", "allow", "deny", "import")  # added to the owner's own command menu
 
 
 def menu(lang: str) -> list[BotCommand]:
@@ -37,7 +37,7 @@ async def register_menu(app: Application) -> None:
 
 
 async def register_owner_menu(app: Application) -> None:
-    """The owner's own command menu: the public one plus /users, /allow, /deny."""
+    """The owner's own command menu: the public one plus /users, /allow, /deny, /import."""
     owner = app.bot_data["guard"].access.owner
     if owner is None:
         return

@@ -248,6 +248,9 @@ class RecallIndex(MeaningIndex):
             follow_renames(conn, row, stats)
         added = 0
         for name in sorted(stats, key=lambda n: (n == "", n)):  # archives (oldest first), then the live file
+            r, st = known.get(name), stats[name]
+            if r is not None and (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (r.dev, r.ino, r.seen, r.mtime):
+                continue  # indexed to its end and unchanged (plan.unchanged's test for one file)
             path = files[name]
             size = locked_size(path) if name == "" else stats[name].st_size
             if size is None:

@@ -270,6 +270,15 @@ def file_rows(conn: sqlite3.Connection, chat_id: int) -> dict[str, FileRow]:
     return {r[1]: FileRow(*r) for r in rows}
 
 
+def file_row(conn: sqlite3.Connection, chat_id: int, name: str) -> FileRow | None:
+    """One file's row (a chat with thousands of archived transcripts: not all of them)."""
+    r = conn.execute(
+        "SELECT id, name, dev, ino, done, seen, mtime, lines, head, tail FROM files WHERE chat=? AND name=?",
+        (chat_id, name),
+    ).fetchone()
+    return FileRow(*r) if r else None
+
+
 def file_matches(path: Path, row: FileRow, st: os.stat_result) -> bool:
     """Whether the file on disk is still the one whose first ``row.done`` bytes were indexed."""
     if (st.st_dev, st.st_ino) != (row.dev, row.ino) or st.st_size < row.done:
@@ -335,7 +344,7 @@ def index_file(
             st = os.stat(path)
         except FileNotFoundError:
             return added, False
-        seen = file_rows(conn, chat.id).get(name)  # the progress read = what the transaction expects
+        seen = file_row(conn, chat.id, name)  # the progress read = what the transaction expects
         row = seen if seen is not None and file_matches(path, seen, st) else None
         if row is not None and row.seen == size and row.mtime == st.st_mtime_ns:
             return added, False
@@ -349,7 +358,7 @@ def index_file(
                 now = os.stat(path)
             except FileNotFoundError:
                 return added, False
-            if file_rows(conn, chat.id).get(name) != seen or (now.st_dev, now.st_ino) != (read.dev, read.ino):
+            if file_row(conn, chat.id, name) != seen or (now.st_dev, now.st_ino) != (read.dev, read.ino):
                 continue  # another indexer got there first (or the file was renamed, replaced): read again
             if seen is not None and row is None:
                 log.info("recall index: %s changed, indexing it again", path.name)
@@ -386,7 +395,8 @@ def _index_batch(
     last_id = conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
     next_id = (last_id or chat.lo) + 1
     for t in read.turns:
-        if session is None or (t.ts is not None and prev_ts is not None and t.ts - prev_ts > SESSION_GAP):
+        if session is None or (t.ts is not None and prev_ts is not None and not 0 <= t.ts - prev_ts <= SESSION_GAP):
+            # a long silence, or a step back in time: the next of the conversations imported into one file
             session = next_id
         if t.ts is not None:
             prev_ts = t.ts
