@@ -358,7 +358,7 @@ def test_list_continue_and_resume_conversations_from_the_command_line(
     p = run_bot(["chat", "--list"], env, workdir, b"", 60)
     assert p.returncode == 0 and p.stderr == b""
     rows = p.stdout.decode().splitlines()
-    assert rows[0] == cli_texts.text("chats.header", "en")
+    assert rows[0] == cli_texts.text("chats.header_list", "en")
     assert [row.split()[:2] for row in rows[1:]] == [["1", "gamma"], ["2", "beta"], ["3", archived]]
     # in the time zone of TIMEZONE (Asia/Seoul by default)
     assert rows[1].endswith("gamma question") and rows[3].endswith("(archived)  2027-01-15 17:00  alpha question")

@@ -12,13 +12,14 @@ from memory.transcript import Transcript
 
 
 def conversations_text(conversations: list[Conversation], current: str | None, timezone: str, lang: str) -> str:
-    """Numbered, the most recently used first: name, last used, first words; archived ones marked."""
+    """Numbered, the most recently used first: name, last used, first words; archived ones marked,
+    and ``current`` (the chat of the session, None for ``--list``) with a star."""
     if not conversations:
         return text("chats.none", lang)
     zone = ZoneInfo(timezone)
     names = [c.name + (f" ({text('chats.archived', lang)})" if c.archived else "") for c in conversations]
     width = max(len(n) for n in names)
-    lines = [text("chats.header", lang)]
+    lines = [text("chats.header" if current is not None else "chats.header_list", lang)]
     for number, (conversation, name) in enumerate(zip(conversations, names, strict=True), 1):
         mark = "*" if not conversation.archived and conversation.chat_id == current else " "
         when = datetime.fromtimestamp(conversation.last_used, zone).strftime("%Y-%m-%d %H:%M")

@@ -114,6 +114,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "대화 목록 (최근 순, * 지금 대화; /chats 번호 또는 이름: 이어가기):",
         "en": "Conversations (most recent first, * this one; /chats NUMBER or /chats NAME continues one):",
     },
+    "chats.header_list": {
+        "ko": "대화 목록 (최근 순; --chat 이름 또는 -c 로 이어가기):",
+        "en": "Conversations (most recent first; --chat NAME or -c continues one):",
+    },
     "chats.none": {"ko": "아직 대화가 없어요.", "en": "No conversations yet."},
     "chats.archived": {"ko": "보관됨", "en": "archived"},
     "chats.switched": {
