@@ -435,7 +435,14 @@ def test_chat_help_names_every_command_and_option(capsys: pytest.CaptureFixture[
     usage = " ".join(capsys.readouterr().out.split())  # the words, whatever the wrapping
     for command in cli_commands.COMMANDS:
         assert command in usage
-    for option in ("-c, --continue", "-l, --list", "QUESTION", 'chat - "why does this fail?"', 'between lines of """'):
+    for option in (
+        "--chat ID, --cid ID",
+        "-c, --continue",
+        "-l, --list",
+        "QUESTION",
+        'chat - "why does this fail?"',
+        'between lines of """',
+    ):
         assert option in usage
 
 

@@ -209,6 +209,8 @@ def _parser() -> argparse.ArgumentParser:
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--chat",
+        "--cid",
+        dest="chat",
         metavar="ID",
         help="the conversation to continue or start: a Telegram chat id (the file names in DATA_DIR/chats/) "
         f"or any name of letters, digits, '_' and '-' (default: {DEFAULT_CHAT}); an archived conversation's "
