@@ -137,8 +137,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "No conversation {name}; /chats lists them.",
     },
     "upkeep.finishing": {
-        "ko": "기억 정리(검색 색인, 대화 요약)를 마저 하는 중이에요… (Ctrl-C: 건너뛰기, 다음에 다시 해요)",
-        "en": "Finishing the memory's upkeep (search index, summary)… (Ctrl-C skips it; it is done next time)",
+        "ko": "기억 정리(색인·요약)를 마저 하는 중이에요… (Ctrl-C: 건너뛰기, 다음에 해요)",
+        "en": "Finishing the memory upkeep (index, summary)… (Ctrl-C skips it till next time)",
     },
     # -- reminders (set here, delivered by the Telegram bot) --
     "banner.reminders": {
