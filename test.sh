@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Run the checks: ruff (lint and format), then the whole test suite (offline). Sets up .venv on first use.
+# Run the checks: ruff (lint and format), then the whole test suite (offline). Sets up .venv on first use,
+# with the development extras ([dev] in pyproject.toml; ./bot.sh alone installs only what the bot needs).
 # The tests run in parallel workers (pytest-xdist): most of their time is spent waiting (bot processes
 # starting, fake servers, timers), so there are more workers than cores, at least 4. TEST_WORKERS sets the
 # number; extra arguments go to pytest (e.g. ./test.sh tests/test_ask.py -n 0 to run in one process).
 set -euo pipefail
 cd "$(dirname "$0")"
+VENV_EXTRAS=dev  # the development tools (pytest, ruff, ...) beside what the bot needs
 source scripts/venv.sh
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check --quiet .

@@ -8,17 +8,22 @@ import logging
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
-from bot.config import ConfigError, Settings, load_settings, log_level
+from dotenv import load_dotenv
+
+from bot.config import ConfigError, Settings, load_settings, log_level, version_line
 from bot.core.turnlog import content_enabled
 
 USAGE = (
-    "usage: python -m bot [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
-    "       python -m bot chat                   chat in the terminal (see --help there)\n"
-    "       python -m bot doctor [--offline]     check settings, data and connections (see --help there)\n"
-    "       python -m bot search                 search a chat's whole history (see --help there)\n"
-    "       python -m bot import FILE...         import ChatGPT, Claude or Telegram exports (see --help there)\n"
-    "       python -m bot export                 write a chat's whole history (see --help there)"
+    "usage: ./bot.sh [--log-level LEVEL]   run the Telegram bot (long polling, or a webhook: WEBHOOK_URL)\n"
+    "       ./bot.sh chat                   chat in the terminal (see --help there)\n"
+    "       ./bot.sh doctor [--offline]     check settings, data and connections (see --help there)\n"
+    "       ./bot.sh search                 search a chat's whole history (see --help there)\n"
+    "       ./bot.sh import FILE...         import ChatGPT, Claude or Telegram exports (see --help there)\n"
+    "       ./bot.sh export                 write a chat's whole history (see --help there)\n"
+    "       ./bot.sh --version              the version\n"
+    "(./bot.sh runs python -m bot in the project's virtual environment, setting it up on first use)"
 )
 
 
@@ -68,6 +73,8 @@ def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
     # these loggers print request URLs, and Telegram's URLs contain the bot token: WARNING at any level
     for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # the reminders' scheduler logs two INFO lines at every run of its 10-second rescan job
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     if level == "DEBUG" and not content_enabled():
         # the libraries' debug output shows every update and request, message text included:
         # only with LOG_CONTENT=1; DEBUG alone is for the bot's own loggers
@@ -111,12 +118,26 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return 0
+    if args and args[0] in ("-V", "--version"):
+        print(version_line())
+        return 0
     level_arg, rest = _pop_log_level(args)
     if rest:
         print(f"error: unknown argument {rest[0]!r}\n{USAGE}", file=sys.stderr)
         return 2
+    from bot.doctor.preflight import data_dir_error, startup_problems
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    # the doctor's configuration checks (keys, the endpoint), before anything is started: one line each
+    problems, notes = startup_problems(os.environ, telegram=True)
+    for line in problems:
+        print(f"error: {line}", file=sys.stderr)
+    if problems:
+        return 2
+    for line in notes:
+        print(f"note: {line}", file=sys.stderr)
     try:
-        settings = load_settings()
+        settings = load_settings(dotenv=False)
         level = log_level(level_arg, "--log-level") if level_arg is not None else settings.log_level
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -128,16 +149,22 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ensure_format(settings.data_dir)
-    except (FormatError, OSError) as e:
-        print(f"error: {e} (python -m bot doctor explains more)", file=sys.stderr)
+    except FormatError as e:
+        print(f"error: {e} (./bot.sh doctor explains more)", file=sys.stderr)
         return 2
-    from bot.tg.app import run
+    except OSError as e:
+        print(f"error: {data_dir_error(e, settings.data_dir)}", file=sys.stderr)
+        return 2
+    from bot.tg.app import StartupFailure, run
 
     try:
         run(settings)
     except ConfigError as e:  # e.g. an unreadable access.json
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except StartupFailure as e:  # Telegram refused the token or the webhook, or could not be reached
+        logging.getLogger("bot").error("%s", e)
+        return e.code
     return 0
 
 

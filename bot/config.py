@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,20 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 WEBHOOK_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 WEBHOOK_SECRET_MIN = 32
 WEBHOOK_SECRET_HOWTO = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+DISTRIBUTION = "telegram-memory-assistant"  # the name in pyproject.toml
+
+
+def version_line() -> str:
+    """``telegram-memory-assistant 0.1.0 (Python 3.11.2)``: the installed package's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a checkout without installing it
+        number = "unknown (not installed)"
+    return f"{DISTRIBUTION} {number} (Python {sys.version.split()[0]})"
 
 
 class ConfigError(Exception):

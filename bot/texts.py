@@ -76,8 +76,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "/model <model id> switches; /model refresh reads the Models API again. A switch outlives restarts.",
     },
     "model.switched": {
-        "ko": "✅ 모델을 {name} (으)로 바꿨어요. 재시작해도 유지돼요.\n{info}",
-        "en": "✅ Switched to {name}; kept across restarts.\n{info}",
+        "ko": "✅ 모델을 {name} (으)로 바꿨어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 적용되고 재시작해도 "
+        "유지돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요). ANTHROPIC_MODEL 설정({configured})은 그대로예요: "
+        "/model {configured} 로 되돌려요.\n{info}",
+        "en": "✅ Switched to {name} for every chat, in the Telegram bot and the terminal chat alike, and kept "
+        "across restarts (the other one, if running now, switches when it restarts). The setting ANTHROPIC_MODEL "
+        "({configured}) is unchanged: /model {configured} switches back.\n{info}",
+    },
+    "model.switched_back": {
+        "ko": "✅ 설정된 모델 {name} (ANTHROPIC_MODEL) 로 돌아왔어요: 모든 대화에, 텔레그램 봇과 터미널 채팅 모두에 "
+        "적용돼요 (따로 실행 중인 다른 쪽은 다시 시작할 때 바뀌어요).\n{info}",
+        "en": "✅ Back to the configured model {name} (ANTHROPIC_MODEL) for every chat, in the Telegram bot and the "
+        "terminal chat alike (the other one, if running now, switches when it restarts).\n{info}",
     },
     "model.same": {"ko": "이미 {name} 모델을 쓰고 있어요.", "en": "{name} is already the model in use."},
     "model.unknown": {
@@ -88,6 +98,103 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "이 모델({name})은 바꿀 수 없어요.",
         "en": "This model ({name}) cannot be switched.",
     },
+    # -- the terminal's wording of errors (error_text(kind, lang, where="terminal")): no admin, no button;
+    # the owner at the keyboard is told which setting to change. {model}: the model in use
+    "error.auth@terminal": {
+        "ko": "⚠️ Anthropic API 키가 거부됐어요 (401/403): .env 나 환경의 ANTHROPIC_API_KEY 를 확인하고 "
+        "(console.anthropic.com → API keys) 채팅을 다시 시작하세요.",
+        "en": "⚠️ The Anthropic API key was refused (401/403): check ANTHROPIC_API_KEY in .env or the environment "
+        "(console.anthropic.com → API keys), then start the chat again.",
+    },
+    "error.not_found@terminal": {
+        "ko": "⚠️ 모델 {model} 을(를) 찾을 수 없어요 (404): ANTHROPIC_MODEL 을 쓸 수 있는 모델로 바꾸거나 "
+        "/model 로 고르세요.",
+        "en": "⚠️ The model {model} was not found (404): set ANTHROPIC_MODEL to an available model, "
+        "or pick one with /model.",
+    },
+    "error.not_found_v1@terminal": {
+        "ko": "⚠️ 찾을 수 없다는 답(404)이 왔어요: ANTHROPIC_BASE_URL ({url}) 이 /v1 로 끝나요. 클라이언트가 /v1 을 "
+        "붙이니 끝의 /v1 을 지우고 다시 시작하세요.",
+        "en": "⚠️ Not found (404): ANTHROPIC_BASE_URL ({url}) ends in /v1, and the client adds /v1 itself: "
+        "remove the /v1 and start again.",
+    },
+    "error.connection@terminal": {
+        "ko": "⚠️ {host} 에 연결하지 못했어요: 네트워크나 프록시, ANTHROPIC_BASE_URL 을 확인하세요.",
+        "en": "⚠️ Could not reach {host}: check the network, a proxy, or ANTHROPIC_BASE_URL.",
+    },
+    "error.not_saved@terminal": {
+        "ko": "⚠️ 답은 받았지만 저장하지 못했어요 (DATA_DIR {data} 가 가득 찼거나 쓸 수 없어요). 이 대화는 "
+        "기억하지 못해요: 디스크 공간과 권한을 확인하세요 (./bot.sh doctor).",
+        "en": "⚠️ This answer could not be saved (DATA_DIR {data} is full or not writable), so this exchange "
+        "will not be remembered: check the disk space and permissions (./bot.sh doctor).",
+    },
+    # -- start-up (bot/doctor/preflight.py): the one line a start that cannot go on prints, in the
+    # terminal's language; the doctor prints them in English. Never a secret: a setting's name, not its value
+    "start.where.token": {
+        "ko": "@BotFather 에서 받아요 (/token 으로 다시 볼 수 있어요), 123456789:AAE… 같은 모양",
+        "en": "from @BotFather (/token shows it again), like 123456789:AAE…",
+    },
+    "start.where.key": {
+        "ko": "console.anthropic.com 에서 받아요, sk-ant- 로 시작해요",
+        "en": "from console.anthropic.com, it starts with sk-ant-",
+    },
+    "start.not_set": {
+        "ko": "{name} 이(가) 설정되지 않았어요: .env 나 환경에 넣어 주세요 ({where})",
+        "en": "{name} is not set: put it in .env or the environment ({where})",
+    },
+    "start.example": {
+        "ko": "{name} 이(가) 아직 .env.example 의 예시 값이에요: 본인 것으로 바꿔 주세요 ({where})",
+        "en": "{name} is still the example value from .env.example: put in yours ({where})",
+    },
+    "start.malformed": {
+        "ko": "{name} 의 형식이 맞지 않아요 ({n}자; 공백, 따옴표, 잘린 복사?): {where}",
+        "en": "{name} is not well-formed ({n} characters; spaces, quotes or a cut copy?): {where}",
+    },
+    "start.other_key": {
+        "ko": "{name} 이(가) Anthropic 키(sk-ant-…) 모양이 아니에요; ANTHROPIC_BASE_URL 의 엔드포인트({host})가 "
+        "다른 모양의 키를 쓰면 괜찮아요",
+        "en": "{name} does not look like an Anthropic key (sk-ant-…); fine if the endpoint ANTHROPIC_BASE_URL "
+        "points at ({host}) uses keys of another form",
+    },
+    "start.base_v1": {
+        "ko": "ANTHROPIC_BASE_URL ({url}) 이 /v1 로 끝나요: 클라이언트가 /v1 을 붙이니 모든 요청이 404 가 돼요. "
+        "끝의 /v1 을 지우세요 ({fixed})",
+        "en": "ANTHROPIC_BASE_URL ({url}) ends in /v1: the client adds /v1 itself, so every request would be a "
+        "404; remove the /v1 ({fixed})",
+    },
+    "start.model_unknown": {
+        "ko": "모델 {model} ({setting}) 은(는) 이 버전이 모르는 이름이에요: 오타가 아닌지 확인하세요 (예: "
+        "claude-sonnet-5-5; /model 이 쓸 수 있는 모델을 보여 줘요)",
+        "en": "the model {model} ({setting}) is not a name this version knows: check it for a typo (e.g. "
+        "claude-sonnet-5-5; /model lists the models your key can use)",
+    },
+    "start.config": {"ko": "설정이 잘못됐어요: {detail}", "en": "{detail}"},
+    "start.data_not_dir": {
+        "ko": "DATA_DIR {path} 이(가) 디렉터리가 아니에요 (파일이 있어요): DATA_DIR 을 디렉터리로 바꾸거나 "
+        "그 파일을 옮기세요",
+        "en": "DATA_DIR {path} is not a directory (a file is in the way): set DATA_DIR to a directory, "
+        "or move that file away",
+    },
+    "start.data_read_only": {
+        "ko": "DATA_DIR {path} 이(가) 읽기 전용 파일 시스템에 있어요: DATA_DIR 을 쓸 수 있는 곳으로 바꾸세요 "
+        "(Docker 에서는 볼륨)",
+        "en": "DATA_DIR {path} is on a read-only file system: set DATA_DIR to a writable place (in Docker, a volume)",
+    },
+    "start.data_denied": {
+        "ko": "DATA_DIR {path} 에 쓸 권한이 없어요 ({file}, 사용자 {user}): 소유자를 바꾸거나 (chown {user} {path}) "
+        "DATA_DIR 을 다른 곳으로 하세요; ./bot.sh doctor 가 더 알려 줘요",
+        "en": "DATA_DIR {path} is not writable for {user} ({file}): give it to that user (chown {user} {path}) "
+        "or set DATA_DIR elsewhere; ./bot.sh doctor explains more",
+    },
+    "start.data_full": {
+        "ko": "DATA_DIR {path} 의 디스크가 가득 찼어요: 공간을 비우거나 DATA_DIR 을 다른 디스크로 하세요",
+        "en": "the disk of DATA_DIR {path} is full: free some space or set DATA_DIR to another disk",
+    },
+    "start.data_other": {
+        "ko": "DATA_DIR {path} 을(를) 쓸 수 없어요 ({reason}): ./bot.sh doctor 가 더 알려 줘요",
+        "en": "DATA_DIR {path} cannot be used ({reason}): ./bot.sh doctor explains more",
+    },
+    "start.format": {"ko": "DATA_DIR 의 데이터 형식 문제: {detail}", "en": "{detail}"},
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",
@@ -655,6 +762,16 @@ def t(key: str, lang: str = "ko", **kwargs: Any) -> str:
     return lookup(TEXTS, key, lang, **kwargs)
 
 
-def error_text(kind: str, lang: str = "ko") -> str:
+def error_text(kind: str, lang: str = "ko", where: str = "telegram", **details: Any) -> str:
+    """The message for a failed answer of ``kind`` (a ModelError kind), worded for ``where`` it is shown.
+
+    ``where`` is the front end: "telegram" (the default wording: an admin, the /retry button) or
+    "terminal". A kind with a text ``error.<kind>@<where>`` uses it, else the default ``error.<kind>``;
+    an unknown kind reads as ``error.internal``. ``details`` fill the wording's fields (e.g. ``model``).
+    """
     key = f"error.{kind}"
-    return t(key if key in TEXTS else "error.internal", lang)
+    if key not in TEXTS:
+        key = "error.internal"
+    worded = f"{key}@{where}"
+    key = worded if worded in TEXTS else key
+    return t(key, lang, **details) if details else t(key, lang)

@@ -176,7 +176,7 @@ def test_bad_chat_id_and_missing_key(cli_env, workdir: Path):
     assert p.returncode == 2 and "invalid chat id '../etc'" in p.stderr.decode()
     env = {k: v for k, v in cli_env.items() if k != "ANTHROPIC_API_KEY"}
     p = run_cli(env, workdir, "hello\n")
-    assert p.returncode == 2 and p.stderr.decode().startswith("error: ANTHROPIC_API_KEY is not set")
+    assert p.returncode == 2 and p.stderr.decode().startswith("오류: ANTHROPIC_API_KEY 이(가) 설정되지 않았어요")
 
 
 def test_ctrl_c_cancels_the_answer_and_stops_piped_input(
@@ -197,7 +197,7 @@ def test_ctrl_c_cancels_the_answer_and_stops_piped_input(
     # pipe, so wait for the output of a command that runs nothing afterwards (no storing, no
     # compaction): then it is back at the prompt, or about to be (a busy machine can hold it between)
     chat.send("/help")
-    chat.wait_for(cli_texts.text("help").splitlines()[-1])
+    chat.wait_for(cli_texts.layout_help(cli_texts.text("help"), 80).splitlines()[-1])  # laid out for 80 columns
     assert chat.quit_with_ctrl_c() == cli_chat.INTERRUPTED
     assert [m["content"] for m in stored(data_dir, "sig")] == ["두 번째", "echo: 두 번째"]
     assert "Traceback" not in chat.text("err")

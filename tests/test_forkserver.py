@@ -30,7 +30,7 @@ def test_a_child_runs_python_m_bot_with_its_own_arguments_directory_and_exit_cod
     env = {**bot_env, "DATA_DIR": str(tmp_path / "data")}
     child = server.spawn(["--help"], env, tmp_path, log)
     assert child.wait(hang_guard(30)) == 0
-    assert log.read_text().startswith("usage: python -m bot")
+    assert log.read_text().startswith("usage: ./bot.sh")
 
     child = server.spawn(["--no-such-flag"], env, tmp_path, log)
     assert child.wait(hang_guard(30)) == 2  # main()'s return value is the exit code, as with -m

@@ -2,12 +2,14 @@
 
 The Anthropic SDK takes over a second to import, so it is imported when the client is
 first needed (the first question), not at start: the terminal shows its prompt and the bot
-polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile.
+polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile, then builds what
+the SDK builds on its first use (``warm_sdk``, offline) so the first answer does not pay for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import threading
@@ -35,9 +37,69 @@ def import_sdk() -> None:
     _sdk_loaded.set()
 
 
+_WARM_EVENTS = (
+    ("message_start", {"type": "message_start", "message": {"id": "msg_warm", "type": "message", "role": "assistant",
+        "model": "warm", "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "."}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 1}}),
+    ("message_stop", {"type": "message_stop"}),
+)  # fmt: skip
+"""A streamed answer of one word, as the Messages API sends it (for ``warm_sdk``)."""
+
+
+def warm_sdk() -> None:
+    """Build what the SDK builds on its first use and then keeps (the pydantic schemas of a Models API
+    entry, the type adapters of the stream events: a few hundred ms of CPU on the first answer), offline:
+    one Models API read and one streamed answer from canned responses in memory, nothing sent anywhere."""
+    import json
+
+    import httpx2
+    from anthropic import AsyncAnthropic
+
+    sse = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _WARM_EVENTS).encode()
+    entry = {"id": "warm", "type": "model", "display_name": "warm", "created_at": "2026-01-01T00:00:00Z"}
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path.startswith("/v1/models"):
+            return httpx2.Response(200, json=entry)
+        return httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+
+    async def read_and_stream() -> None:
+        transport = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url="http://warm.invalid", http_client=transport)
+        async with client:
+            (await client.models.retrieve("warm")).model_dump(mode="json")
+            messages: Any = [{"role": "user", "content": "warm-up"}]
+            async with client.messages.stream(model="warm", max_tokens=1, messages=messages) as stream:
+                await stream.get_final_message()
+
+    asyncio.run(read_and_stream())
+    # what the first real connection imports (an in-memory transport needs none of it): the HTTP/1.1
+    # stack under httpx2, the async backend of its sockets, the system's certificate store
+    for name in _FIRST_CONNECTION:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+_FIRST_CONNECTION = ("httpcore2", "h11", "anyio._backends._asyncio", "anyio.streams.tls", "truststore")
+
+
+def _import_and_warm() -> None:
+    import_sdk()
+    try:
+        warm_sdk()
+    except Exception:  # only a head start: the first answer builds what this could not
+        log.debug("warming the SDK failed", exc_info=True)
+
+
 def prewarm() -> threading.Thread:
-    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it."""
-    thread = threading.Thread(target=import_sdk, name="import-anthropic", daemon=True)
+    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it, and then
+    build what it builds on first use (``warm_sdk``)."""
+    thread = threading.Thread(target=_import_and_warm, name="import-anthropic", daemon=True)
     thread.start()
     return thread
 

@@ -174,9 +174,7 @@ class ModelCatalog:
             return
         if not isinstance(raw, dict):
             return
-        selected, over = raw.get("selected"), raw.get("over")
-        self._selected = selected if isinstance(selected, str) and selected else None
-        self._over = over if isinstance(over, str) else None
+        self._selected, self._over = _choice(raw)
         fields = ModelInfo.__dataclass_fields__
         for key, value in (raw.get("models") or {}).items():
             if isinstance(value, dict):
@@ -202,7 +200,7 @@ class ModelCatalog:
         with self._lock:
             self._load()
             self._selected, self._over = model, over
-            self._save()
+            self._save(choice=True)
 
     def put(self, info: ModelInfo, key: str | None = None) -> None:
         with self._lock:
@@ -232,9 +230,14 @@ class ModelCatalog:
         except ValueError:
             return True
 
-    def _save(self) -> None:
+    def _save(self, *, choice: bool = False) -> None:
+        """Write the file; ``choice``: this write records a /model choice. Any other write keeps the
+        choice the file holds now: another process (the terminal chat beside the bot) may have made
+        one since this one read the file, and a refreshed model entry must not undo it."""
         if self.path is None:
             return
+        if not choice:
+            self._selected, self._over = self._choice_on_disk()
         data: dict[str, Any] = {"models": {k: asdict(v) for k, v in self._infos.items()}}
         if self._selected:
             data["selected"] = self._selected
@@ -243,6 +246,23 @@ class ModelCatalog:
             _atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=1))
         except OSError as e:  # a cache: the next start fetches again
             log.warning("could not write %s: %s", self.path, e)
+
+    def _choice_on_disk(self) -> tuple[str | None, str | None]:
+        """(selected, over) as the file holds them now; this process's own when it cannot be read."""
+        assert self.path is not None
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None, None
+        except (OSError, ValueError):
+            return self._selected, self._over
+        return _choice(raw) if isinstance(raw, dict) else (self._selected, self._over)
+
+
+def _choice(raw: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(selected, over) of a models.json: the /model choice and the configured model it replaced."""
+    selected, over = raw.get("selected"), raw.get("over")
+    return (selected if isinstance(selected, str) and selected else None), (over if isinstance(over, str) else None)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -32,7 +32,7 @@ from bot.claude.model import ModelError, TextCallback
 from bot.cli.commands import SlashCommands
 from bot.cli.loop import LoopThread
 from bot.cli.render import AnswerView, Renderer
-from bot.cli.texts import text
+from bot.cli.texts import error_line, text
 from bot.commands.reminders import pending_lines
 from bot.core.ask import Answer, Assistant, NothingToRetry, Question
 from bot.texts import error_text
@@ -381,7 +381,7 @@ class ChatSession(SlashCommands):
             return
         except ModelError as e:
             self.unanswered += not again
-            self.error(f"{error_text(e.kind, self.lang)} {text('retry.hint', self.lang)}")
+            self.error(error_line(e.kind, self.lang, model=getattr(self.assistant.model, "name", "?")))
             return
         except Exception as e:  # the loop survives anything; details go to the log (-v)
             self.unanswered += not again
@@ -400,7 +400,7 @@ class ChatSession(SlashCommands):
             self._midline = True
         self._end_line()
         if not answer.saved:
-            self.error(bot_text("error.not_saved", self.lang))
+            self.error(error_text("not_saved", self.lang, where="terminal", data=self.assistant.transcript.root))
         if self.interactive and self.notes is not None:
             self.notes.write("\n")  # a blank line before the next prompt (not in a file of answers)
             self.notes.flush()

@@ -9,10 +9,11 @@ session provides the output (``say``, ``error``) and the turns (``send``, ``retr
 from __future__ import annotations
 
 import asyncio
+import shutil
 from typing import TYPE_CHECKING, TextIO
 
 from bot.cli.conversations import conversations_text, pick
-from bot.cli.texts import text
+from bot.cli.texts import layout_help, text
 from bot.cli.transfer import export_here
 from bot.commands.facts import forget_text, memory_text, remember_text
 from bot.commands.model import model_text
@@ -61,7 +62,7 @@ class SlashCommands:
         if command in ("/quit", "/exit"):
             return False
         if command == "/help":
-            self.say(text("help", self.lang))
+            self.say(layout_help(text("help", self.lang), shutil.get_terminal_size().columns))
         elif command == "/history":
             self.show_history()
         elif command == "/summary":

@@ -31,8 +31,10 @@ from bot.cli.conversations import conversations_text, last_used
 from bot.cli.loop import sigint_to_main_thread
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
-from bot.cli.texts import env_lang
+from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
+from bot.doctor.preflight import data_dir_error
+from bot.texts import t as bot_text
 from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
 from memory.reminders import ReminderStore
@@ -173,7 +175,9 @@ pipes and exit status: when stdout is not a terminal it carries the answers and
   settings error, 130 after Ctrl-C while reading piped input.
 
 Input history is kept in DATA_DIR/{history} (mode 0600) when the input is a terminal.
-Texts are Korean unless LC_ALL/LC_MESSAGES/LANG names another language.
+Language of everything the chat prints: --lang, else BOT_LANG, else the locale (LC_ALL,
+LC_MESSAGES, LANG): Korean unless it names another language (C, POSIX and C.UTF-8 name
+none: Korean).
 """
 
 
@@ -233,8 +237,43 @@ def _parser() -> argparse.ArgumentParser:
     )
     # the summary after a one-shot answer, in a detached process of its own (spawn_upkeep)
     parser.add_argument("--upkeep", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--lang",
+        choices=LANGS,
+        help="the language of everything the chat prints (default: BOT_LANG, else the locale; see below)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show log messages on stderr")
+    parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     return parser
+
+
+def _start_checks(args: argparse.Namespace) -> tuple[str, int | None]:
+    """(the language, an exit status when the chat must not start): BOT_LANG and the doctor's
+    configuration checks (bot/doctor/preflight.py), each problem one line on stderr in that language."""
+    from dotenv import load_dotenv
+
+    from bot.doctor.preflight import startup_problems
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    if args.lang:
+        os.environ["BOT_LANG"] = args.lang  # --lang wins over BOT_LANG and the locale, for the whole run
+    try:
+        lang = env_lang()
+    except LangError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return "en", 2
+    try:
+        chat_of(args.chat or DEFAULT_CHAT)
+    except InvalidChatId as e:
+        print(text("start.error", lang, message=e), file=sys.stderr)
+        return lang, 2
+    env = {**os.environ, **({"DATA_DIR": args.data_dir} if args.data_dir else {})}
+    problems, notes = startup_problems(env, telegram=False, lang=lang)
+    for line in problems:
+        print(text("start.error", lang, message=line), file=sys.stderr)
+    for line in notes:
+        print(text("start.note", lang, message=line), file=sys.stderr)
+    return lang, 2 if problems else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as e:  # --help, or a usage error (printed by argparse)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    if args.version:
+        from bot.config import version_line
+
+        print(version_line())
+        return 0
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,  # one-line messages only, unless -v
         format="%(levelname)s %(name)s: %(message)s",
@@ -257,12 +301,19 @@ def main(argv: list[str] | None = None) -> int:
 
     from bot.config import ConfigError, load_settings
 
+    lang, refused = _start_checks(args)
+    if refused is not None:
+        return refused
+    from bot.claude.client import prewarm
+
+    with sigint_to_main_thread():  # Ctrl-C is for the main thread (bot/cli/loop.py)
+        prewarm()  # the SDK is imported from here on, while the rest starts and the user types
     try:
         name = args.chat or DEFAULT_CHAT
         chat_id = chat_of(name)
-        settings = load_settings(need_telegram=False)
+        settings = load_settings(need_telegram=False, dotenv=False)
     except (InvalidChatId, ConfigError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(text("start.error", lang, message=e), file=sys.stderr)
         return 2
     if args.data_dir:
         settings = replace(settings, data_dir=Path(args.data_dir).expanduser())
@@ -290,11 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # files this process creates are private, like the bot's
     try:
         ensure_format(settings.data_dir)  # a newer data format than this code knows stops here
-    except (FormatError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except FormatError as e:
+        print(text("start.error", lang, message=bot_text("start.format", lang, detail=e)), file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(text("start.error", lang, message=data_dir_error(e, settings.data_dir, lang)), file=sys.stderr)
         return 2
 
-    from bot.claude.client import prewarm
     from bot.claude.pricing import PriceTable
     from bot.commands.usage import TerminalUsage
     from bot.core.limits import Limits
@@ -308,7 +361,6 @@ def main(argv: list[str] | None = None) -> int:
     reminders = ReminderStore(settings.data_dir)
     with sigint_to_main_thread():  # the threads started here never take Ctrl-C from the main thread
         assistant = make_assistant(settings, reminders=reminders, on_spend=limits.record)
-        prewarm()  # the SDK is imported while the user types the first question
     usage = TerminalUsage(limits, prices)
 
     try:

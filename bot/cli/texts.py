@@ -1,19 +1,26 @@
-"""The terminal chat's own texts (Korean and English) and its language, taken from the locale.
+"""The terminal chat's own texts (Korean and English), its language, and its wording of errors.
 
 The texts both front ends share (errors, command answers) are in bot/texts.py; these are the ones
 only the terminal shows: the banner, /help, /history, /summary, /reset, /retry, cancelling, goodbye.
 
-Language: Korean by default; English when the locale (``LC_ALL``, ``LC_MESSAGES`` or ``LANG``,
-first one set) names another language than Korean (``C``/``POSIX`` count as unset).
+Language, one rule for everything the terminal prints, start-up messages included (``env_lang``):
+``--lang`` (which sets BOT_LANG for the run), else the setting ``BOT_LANG`` (``ko`` or ``en``, from
+.env or the environment), else the locale: ``LC_ALL``, ``LC_MESSAGES`` or ``LANG`` (the first one
+set) naming Korean gives Korean, naming another language English. A locale that names no language
+(unset, ``C``, ``POSIX``, ``C.UTF-8``, the default in containers and over SSH) gives Korean, the
+project's default language. Not covered: argparse's ``--help`` and usage errors (English).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-from bot.texts import lang_of, lookup
+from bot.texts import error_text, lang_of, lookup, t
 
 TEXTS: dict[str, dict[str, str]] = {
     "banner": {
@@ -140,6 +147,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "기억 정리(색인·요약)를 마저 하는 중이에요… (Ctrl-C: 건너뛰기, 다음에 해요)",
         "en": "Finishing the memory upkeep (index, summary)… (Ctrl-C skips it till next time)",
     },
+    # -- start-up: a problem stops the chat, a note is said and the chat starts
+    "start.error": {"ko": "오류: {message}", "en": "error: {message}"},
+    "start.note": {"ko": "참고: {message}", "en": "note: {message}"},
     # -- reminders (set here, delivered by the Telegram bot) --
     "banner.reminders": {
         "ko": "⏰ 예정된 알림 {n}개 (텔레그램 봇이 보내요):",
@@ -157,9 +167,22 @@ def text(key: str, lang: str = "ko", **kwargs: Any) -> str:
     return lookup(TEXTS, key, lang, **kwargs)
 
 
+LANGS = ("ko", "en")
+
+
+class LangError(ValueError):
+    """BOT_LANG (or --lang) is neither ko nor en."""
+
+
 def env_lang(env: Mapping[str, str] | None = None) -> str:
-    """'ko' or 'en' from the locale variables; Korean unless another language is named."""
+    """'ko' or 'en': BOT_LANG when set (LangError when it is neither), else from the locale variables;
+    Korean unless another language is named."""
     env = os.environ if env is None else env
+    chosen = env.get("BOT_LANG", "").strip().lower()
+    if chosen:
+        if chosen not in LANGS:
+            raise LangError(f"BOT_LANG must be ko or en, got {env.get('BOT_LANG', '').strip()!r}")
+        return chosen
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = env.get(name, "").strip()
         if value:
@@ -169,3 +192,71 @@ def env_lang(env: Mapping[str, str] | None = None) -> str:
     if value.split(".")[0].split("@")[0].upper() in ("C", "POSIX"):
         return "ko"
     return lang_of(value)
+
+
+# -- errors, worded for the terminal -----------------------------------------------------------------
+
+NO_RETRY = frozenset({"auth", "not_found"})
+"""Failures a setting must fix: the terminal names the setting, and /retry would fail the same way."""
+
+
+def error_line(kind: str, lang: str, *, model: str, env: Mapping[str, str] | None = None) -> str:
+    """The one line for a failed answer of ``kind`` in the terminal: the setting to change and how,
+    or what happened and that /retry sends the question again."""
+    env = os.environ if env is None else env
+    base = env.get("ANTHROPIC_BASE_URL", "").strip().rstrip("/")
+    if kind == "not_found" and base.endswith("/v1"):
+        return t("error.not_found_v1@terminal", lang, url=base)
+    parts = urlsplit(base or "https://api.anthropic.com")
+    host = f"{parts.scheme}://{parts.netloc}" if parts.netloc else base
+    message = error_text(kind, lang, where="terminal", model=model, host=host)
+    return message if kind in NO_RETRY else f"{message} {text('retry.hint', lang)}"
+
+
+# -- /help laid out for the terminal's width -------------------------------------------------------
+
+_HELP_ROW = re.compile(r"^  (/\S+(?: [<\[][^>\]]*[>\]])*)\s{2,}(\S.*)$")
+
+
+def cell_width(s: str) -> int:
+    """Columns ``s`` takes in a terminal: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 0 if unicodedata.combining(c) else 1 for c in s)
+
+
+def _wrap(words: str, width: int) -> list[str]:
+    """``words`` cut at spaces into lines of at most ``width`` columns (a longer word gets a line of its own)."""
+    lines: list[str] = []
+    line = ""
+    for word in words.split():
+        candidate = f"{line} {word}" if line else word
+        if line and cell_width(candidate) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    if line:
+        lines.append(line)
+    return lines
+
+
+def layout_help(help_text: str, width: int) -> str:
+    """/help as a table: the commands in one column, their descriptions aligned beside them (by
+    display width, so Korean lines up) and wrapped at spaces to ``width``; other lines wrapped too."""
+    rows = [_HELP_ROW.match(line) for line in help_text.splitlines()]
+    column = max((cell_width(m.group(1)) for m in rows if m), default=0) + 4
+    narrow = width - column < 24  # too narrow for two columns: each description under its command
+    out: list[str] = []
+    for line, m in zip(help_text.splitlines(), rows, strict=True):
+        if m is None:
+            out.extend(_wrap(line, width) or [""])
+            continue
+        command, description = m.group(1), m.group(2)
+        if narrow:
+            out.append(f"  {command}")
+            out.extend(f"      {piece}" for piece in _wrap(description, max(width - 6, 20)))
+            continue
+        pieces = _wrap(description, width - column)
+        pad = " " * (column - 2 - cell_width(command))
+        out.append(f"  {command}{pad}{pieces[0]}")
+        out.extend(" " * column + piece for piece in pieces[1:])
+    return "\n".join(out)

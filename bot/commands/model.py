@@ -1,6 +1,8 @@
 """/model for the owner, shared by Telegram and the terminal: the current model with what the
-Models API says about it, and switching to another available model (kept across restarts in
-DATA_DIR/models.json). The reply is plain text in the user's language; bad input gets a clear text.
+Models API says about it, and switching to another available model. The choice is one for the
+whole data directory (DATA_DIR/models.json): every chat, the Telegram bot and the terminal chat,
+kept across restarts; ``python -m bot doctor`` reports it. The reply says all that, in the user's
+language; bad input gets a clear text.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ async def model_text(model: Any, argument: str, lang: str) -> str:
     model.name = wanted
     configured = getattr(model, "configured", model.name)
     model.catalog.select(None if wanted == configured else wanted, over=configured)
-    return t("model.switched", lang, name=wanted, info=_lines(info))
+    # one choice for every chat and both front ends (DATA_DIR/models.json): the reply says so
+    key = "model.switched_back" if wanted == configured else "model.switched"
+    return t(key, lang, name=wanted, configured=configured, info=_lines(info))
 
 
 async def _fetch(model: Any, name: str) -> Any:

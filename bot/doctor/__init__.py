@@ -83,7 +83,7 @@ def make_context(
     # the keys are checked on their own (bot/doctor/checks.py): stand-ins let the other settings be validated
     stand_ins = {n: env.get(n, "").strip() or "missing" for n in ("TELEGRAM_BOT_TOKEN", "ANTHROPIC_API_KEY")}
     try:
-        settings = load_settings({**env, **stand_ins})
+        settings = load_settings({**env, **stand_ins}, dotenv=False)
     except ConfigError as e:
         error = str(e)
     raw_dir = data_dir or env.get("DATA_DIR", "").strip() or "data"
@@ -99,7 +99,7 @@ def make_context(
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m bot doctor",
+        prog="./bot.sh doctor",
         description="Check what a start needs: settings, the data directory and its files, and (unless "
         "--offline) Telegram and Anthropic. One line per finding; exit 0 when all is well, 1 otherwise. "
         "Never prints a secret.",
@@ -117,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=90.0,
         help="heartbeat: the longest time in seconds since the bot last reached Telegram (default 90)",
+    )
+    parser.add_argument(
+        "--terminal",
+        action="store_true",
+        help="check only what the terminal chat (./bot.sh chat) needs: no Telegram token, no Telegram check",
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     return parser
@@ -150,6 +155,7 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None, env: Mappi
         checks = [c for c in checks if c.default]
     ctx = make_context(env, data_dir=args.data_dir, offline=args.offline, timeout=args.timeout)
     ctx.heartbeat_max_age = args.max_age
+    ctx.terminal = args.terminal
     hidden = secrets(env)
     problems = 0
     for result in run_checks(ctx, checks):

@@ -52,6 +52,7 @@ class Context:
     offline: bool = False
     timeout: float = 15.0
     heartbeat_max_age: float = 90.0
+    terminal: bool = False  # --terminal: only what the terminal chat needs (no Telegram token)
     cache: dict[str, object] = field(default_factory=dict)
 
 

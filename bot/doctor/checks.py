@@ -7,76 +7,65 @@ Nothing here writes to the data directory.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from bot.claude.modelinfo import ModelCatalog
 from bot.doctor.base import Context, Result, check, note, ok, problem
+from bot.doctor.preflight import NOTE, Finding, findings, model_note, read_only_fs
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
-
-TOKEN_RE = re.compile(r"^[0-9]{3,}:[A-Za-z0-9_-]{20,}$")
-API_KEY_RE = re.compile(r"^sk-ant-[A-Za-z0-9_-]{8,}$")
-# the placeholders of .env.example: a copied but unfilled .env
-EXAMPLE_VALUES = {"123456789:AAE_your_bot_token_here", "sk-ant-your-key-here"}
-
 
 # -- settings ---------------------------------------------------------------------------------
 
 
 @check("settings")
 def settings_check(ctx: Context) -> Iterator[Result]:
-    """Both keys present and well-formed (never printed), and every other setting valid."""
-    token = ctx.env.get("TELEGRAM_BOT_TOKEN", "").strip()
-    key = ctx.env.get("ANTHROPIC_API_KEY", "").strip()
+    """The keys present and well-formed (never printed), the endpoint, and every other setting valid:
+    the checks every start runs (bot/doctor/preflight.py). With ``--terminal`` the Telegram token is
+    not needed (a note when it is missing)."""
     found = False
-    other_endpoint = _other_anthropic_endpoint(ctx.env.get("ANTHROPIC_BASE_URL", ""))
     key_noted = False
-    for name, value, pattern, where in (
-        ("TELEGRAM_BOT_TOKEN", token, TOKEN_RE, "from @BotFather (/token shows it again), like 123456789:AAE…"),
-        ("ANTHROPIC_API_KEY", key, API_KEY_RE, "from console.anthropic.com, it starts with sk-ant-"),
-    ):
-        if not value:
+    for finding in findings(ctx.env, telegram=not ctx.terminal):
+        if finding.level == NOTE:
+            key_noted = key_noted or finding.key == "other_key"
+            yield note("settings", finding.text("en"))
+        else:
             found = True
-            yield problem("settings", f"{name} is not set: put it in .env or the environment ({where})")
-        elif value in EXAMPLE_VALUES:
-            found = True
-            yield problem("settings", f"{name} is still the example value from .env.example: put in yours ({where})")
-        elif not pattern.match(value):
-            if name == "ANTHROPIC_API_KEY" and other_endpoint:
-                # another Messages-API-compatible endpoint has keys of its own shape: its answer decides
-                key_noted = True
-                yield note(
-                    "settings",
-                    f"{name} does not look like an Anthropic key (sk-ant-…); fine if the endpoint "
-                    f"ANTHROPIC_BASE_URL points at ({other_endpoint}) uses keys of another form",
-                )
-                continue
-            found = True
-            yield problem(
-                "settings",
-                f"{name} is not well-formed ({len(value)} characters; spaces, quotes or a cut copy?): {where}",
-            )
+            yield problem("settings", finding.text("en") + _terminal_hint(ctx, finding))
+    if ctx.terminal and not ctx.env.get("TELEGRAM_BOT_TOKEN", "").strip():
+        yield note("settings", "TELEGRAM_BOT_TOKEN is not set: fine for the terminal chat (./bot.sh chat) alone")
     if ctx.config_error:
         found = True
         yield problem("settings", ctx.config_error)
     if not found:
         s = ctx.settings
         mode = f"webhook {s.webhook_url}" if s and s.webhook_url else "long polling"
-        model = s.anthropic_model if s else "?"
         keys = "set (the key for that endpoint)" if key_noted else "set and well-formed"
-        yield ok("settings", f"TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are {keys}; model {model}; {mode}")
+        names = "ANTHROPIC_API_KEY is" if ctx.terminal else "TELEGRAM_BOT_TOKEN and ANTHROPIC_API_KEY are"
+        yield ok("settings", f"{names} {keys}; model {_model_in_use(ctx)}" + ("" if ctx.terminal else f"; {mode}"))
+        unknown = model_note(s) if s is not None else None
+        if unknown is not None:
+            yield note("settings", unknown.text("en"))
 
 
-def _other_anthropic_endpoint(base_url: str) -> str:
-    """The host of ANTHROPIC_BASE_URL when it is not Anthropic's own API (whose keys start with sk-ant-), else ""."""
-    raw = base_url.strip()
-    if not raw:
-        return ""
-    host = (urlsplit(raw if "://" in raw else f"https://{raw}").hostname or "").lower()
-    return "" if host == "anthropic.com" or host.endswith(".anthropic.com") else (host or raw)
+def _terminal_hint(ctx: Context, finding: Finding) -> str:
+    """A missing Telegram token: say how to check a terminal-only set-up."""
+    if finding.key == "not_set" and finding.fields.get("name") == "TELEGRAM_BOT_TOKEN":
+        return "; for the terminal chat alone: ./bot.sh doctor --terminal"
+    return ""
+
+
+def _model_in_use(ctx: Context) -> str:
+    """The model the bot and the terminal answer with: the owner's /model choice, else ANTHROPIC_MODEL."""
+    s = ctx.settings
+    if s is None:
+        return "?"
+    chosen = ModelCatalog(s.data_dir).selected_for(s.anthropic_model)
+    if chosen and chosen != s.anthropic_model:
+        return f"{chosen} (chosen with /model; ANTHROPIC_MODEL is {s.anthropic_model})"
+    return s.anthropic_model
 
 
 # -- the data directory -----------------------------------------------------------------------
@@ -101,7 +90,13 @@ def data_dir_check(ctx: Context) -> Iterator[Result]:
         parent = d.absolute().parent
         while not parent.exists() and parent != parent.parent:
             parent = parent.parent
-        if os.access(parent, os.W_OK | os.X_OK):
+        if read_only_fs(parent):
+            yield problem(
+                "data dir",
+                f"{d} does not exist and cannot be created: {parent} is on a read-only file system; set "
+                "DATA_DIR to a writable place (in Docker, a volume)",
+            )
+        elif os.access(parent, os.W_OK | os.X_OK):
             yield ok("data dir", f"{d} does not exist yet: it will be created (mode 0700) at the first start")
         else:
             yield problem(
@@ -112,6 +107,13 @@ def data_dir_check(ctx: Context) -> Iterator[Result]:
         return
     if not stat.S_ISDIR(st.st_mode):
         yield problem("data dir", f"{d} is not a directory: set DATA_DIR to a directory")
+        return
+    if read_only_fs(d):
+        yield problem(
+            "data dir",
+            f"{d} is on a read-only file system: set DATA_DIR to a writable place (in Docker, a volume); "
+            "changing its owner or mode cannot help",
+        )
         return
     mode = stat.S_IMODE(st.st_mode)
     me = os.getuid()

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bot.config import DEFAULT_MODEL, DEFAULT_TELEGRAM_BASE_URL
-from bot.doctor.base import Context, Result, check, note, ok, problem
+from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 
 PING = [{"role": "user", "content": "ping"}]
 
@@ -29,6 +29,9 @@ def _host(url: str) -> str:
 @check("telegram", network=True)
 def telegram_check(ctx: Context) -> Iterator[Result]:
     token = ctx.env.get("TELEGRAM_BOT_TOKEN", "").strip()
+    if ctx.terminal:
+        yield skip("telegram", "skipped (--terminal: the terminal chat does not use Telegram)")
+        return
     if not token:
         yield problem("telegram", "not checked: TELEGRAM_BOT_TOKEN is not set")
         return

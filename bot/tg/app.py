@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from telegram import Update
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 from telegram.request import BaseRequest
 
@@ -24,6 +25,53 @@ from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
 
 log = logging.getLogger(__name__)
+
+EXIT_SETTING = 2
+"""A setting Telegram refused (the token, WEBHOOK_URL): a restart cannot fix it (the service unit's
+RestartPreventExitStatus)."""
+EXIT_UNREACHABLE = 75
+"""Telegram could not be reached (EX_TEMPFAIL): the network may come back, so the service manager restarts."""
+
+
+class StartupFailure(Exception):
+    """The bot could not start; the message is one line naming the setting and what to do (no secret)."""
+
+    def __init__(self, message: str, code: int = EXIT_SETTING) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _QuietAborts(logging.Filter):
+    """Drops python-telegram-bot's own report (a traceback, quoting the token) of a start-up call that
+    failed for good: ``run`` turns that failure into one line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("Network Retry Loop") and "Abort" in message)
+
+
+def _startup_failure(e: TelegramError, settings: Settings) -> StartupFailure:
+    """The one line for a start that Telegram refused or that could not reach it."""
+    host = urlsplit(settings.telegram_base_url)
+    where = f"{host.scheme}://{host.netloc}" if host.netloc else settings.telegram_base_url
+    if isinstance(e, InvalidToken):
+        return StartupFailure(
+            f"Telegram ({where}) refused TELEGRAM_BOT_TOKEN: check it in .env or the environment (@BotFather → "
+            "/mybots → API Token; a revoked token must be replaced)"
+        )
+    if isinstance(e, NetworkError) and not isinstance(e, BadRequest):  # TimedOut included
+        return StartupFailure(
+            f"cannot reach Telegram at {where} ({type(e).__name__}): check the network, DNS, a proxy, or "
+            "TELEGRAM_BASE_URL; the bot stopped and starts again when restarted",
+            EXIT_UNREACHABLE,
+        )
+    detail = e.message.replace(settings.telegram_bot_token, "[redacted]")[:200]
+    if settings.webhook_url:
+        return StartupFailure(
+            f"Telegram refused WEBHOOK_URL {settings.webhook_url} ({detail}): it must be a public HTTPS URL on "
+            "port 443, 80, 88 or 8443 that Telegram can reach; fix WEBHOOK_URL, or unset it for long polling"
+        )
+    return StartupFailure(f"Telegram refused the start ({detail}): check TELEGRAM_BASE_URL and TELEGRAM_BOT_TOKEN")
 
 
 def file_base_url(base_url: str) -> str:
@@ -59,6 +107,8 @@ def build_application(
         assistant.web.may_search = tg_access.search_check(guard)
 
     async def menus(app: Application) -> None:
+        while not app.running:  # once polling (or the webhook) started: a start Telegram refuses registers nothing
+            await asyncio.sleep(0.05)
         await menu.register_menu(app)
         await menu.register_owner_menu(app)  # the owner's own menu, when an owner is known
 
@@ -69,6 +119,10 @@ def build_application(
         prewarm()
 
     async def post_shutdown(app: Application) -> None:
+        task = app.bot_data.get("menu_task")
+        if task is not None and not task.done():  # the start failed: the menus were never registered
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         await assistant.aclose()  # a compaction in flight is cancelled and writes nothing
         await guard.aclose()  # the usage counters reach the file
         close = getattr(assistant.model, "aclose", None)
@@ -141,7 +195,21 @@ def webhook_path(url: str) -> str:
 
 
 def run(settings: Settings) -> None:
-    """Long-poll (or serve the webhook) until SIGINT/SIGTERM; in-flight turns finish before the process exits."""
+    """Long-poll (or serve the webhook) until SIGINT/SIGTERM; in-flight turns finish before the process exits.
+
+    Raises StartupFailure when Telegram refuses the token or the webhook, or cannot be reached at start.
+    """
+    quiet = _QuietAborts()
+    logging.getLogger("telegram.ext").addFilter(quiet)
+    try:
+        _run(settings)
+    except TelegramError as e:
+        raise _startup_failure(e, settings) from None
+    finally:
+        logging.getLogger("telegram.ext").removeFilter(quiet)
+
+
+def _run(settings: Settings) -> None:
     from bot.tg import heartbeat
 
     beat = Path(settings.heartbeat_file) if settings.heartbeat_file else None

@@ -36,7 +36,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from tests.fakes.http import FakeHTTPServer, hang_guard
 
@@ -659,6 +659,10 @@ class FakeTelegram(FakeHTTPServer):
             return True
         if not url.startswith("https://"):
             return 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+        # core.telegram.org/bots/api#setwebhook, Notes: "Ports currently supported for webhooks: 443, 80, 88,
+        # 8443." (the error's wording is a guess, as seen in bots' logs)
+        if (urlsplit(url).port or 443) not in (443, 80, 88, 8443):
+            return 400, "Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443"
         secret = p.get("secret_token")
         if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
             return 400, "Bad Request: secret token contains unallowed characters"
