@@ -43,6 +43,10 @@ class CachedEmbedder:
     def floor(self) -> float:
         return self._inner.floor
 
+    @property
+    def crowded(self) -> bool:
+        return self._inner.crowded
+
     def passages(self, texts: Sequence[str]) -> Any:
         missing = [t for t in dict.fromkeys(texts) if ("p", t) not in self._vecs]
         if missing:

@@ -20,7 +20,9 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
                                 [--no-cli] [--ablate] [--related] [--pad N] [--easy]
                                 [--embed-cache FILE]
 
-``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate.
+``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate, and ``real``
+(bench.recall_real: nicknames, a renamed sender, typos, bursts, mixed messages, photos with only a caption,
+both people in the user role). Tune on seeds 1-6; 7-12 are the held-out part, reported.
 ``--ablate`` adds one column per ranking signal turned off.
 ``--related`` scores the automatic recall instead (``RecallIndex.related``, the fast path that fills
 the related-memories block before every answer) against the thorough ``search`` with the same
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from bench import recall_gen, recall_persona
+from bench import recall_gen, recall_persona, recall_real
 from bench.embed_cache import CachedEmbedder
 from bench.recall_speed import write_chat
 from bot.cli.search import search_json
@@ -75,6 +77,7 @@ class Case:
     turns: dict[Line, str]
     questions: list[tuple[str, str, list[Line]]]  # (question, kind, evidence lines)
     write: object  # (data_dir) -> None
+    never: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (question, kind): never answered
 
 
 def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
@@ -83,10 +86,14 @@ def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
         turns = {(None, i + 1): str(m["content"]) for i, m in enumerate(conv.lines)}
         qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
         return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
-    pconv = recall_persona.generate(seed, layout=style, hard=hard)
+    pconv = (
+        recall_real.generate(seed, hard=hard)
+        if style == "real"
+        else recall_persona.generate(seed, layout=style, hard=hard)
+    )
     turns = {(f, i + 1): str(m["content"]) for f, lines in pconv.files.items() for i, m in enumerate(lines)}
     qs = [(q.text, q.kind, list(q.evidence)) for q in pconv.questions]
-    return Case(pconv.chat, turns, qs, lambda d, c=pconv: recall_persona.write(c, d))
+    return Case(pconv.chat, turns, qs, lambda d, c=pconv: recall_persona.write(c, d), pconv.never)
 
 
 _PLAIN: dict[int, tuple[list[Line], list[Counter[str]], Counter[str], float]] = {}
@@ -123,8 +130,12 @@ def plain_bm25(case: Case, question: str, limit: int) -> list[Line]:
     return [keys[i] for _, i in scores[:limit]]
 
 
+NEVER = "never:"  # found[method][NEVER + kind]: 1 per question never answered in the chat that brought nothing
+
+
 def evaluate(cases: list[Case], data_dir: Path, methods: dict[str, Weights | None]) -> dict[str, dict[str, list[int]]]:
-    """found[method][kind] = list of ranks (0 = not in the first 10) per evidence turn."""
+    """found[method][kind] = list of ranks (0 = not in the first 10) per evidence turn; and
+    found[method][NEVER + kind] = 1 (nothing found) or 0 per question whose answer was never in the chat."""
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     indexes = {
         name: RecallIndex(data_dir, weights=w, meaning=EMBEDDER if w.meaning > 0 else None)
@@ -149,6 +160,14 @@ def evaluate(cases: list[Case], data_dir: Path, methods: dict[str, Weights | Non
                         rank = lines.index(ev) + 1 if ev in lines else 0
                         found[name][kind].append(rank)
                         found[name]["all"].append(rank)
+            for text, kind in case.never:
+                for name, w in methods.items():
+                    if w is None:
+                        nothing = not plain_bm25(case, text, 10)
+                    else:
+                        nothing = not search_json(indexes[name], case.chat, text, 10, date(2026, 11, 29))
+                    found[name][NEVER + kind].append(int(nothing))
+                    found[name][NEVER + "all"].append(int(nothing))
     finally:
         for idx in indexes.values():
             idx.close()
@@ -164,6 +183,7 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     times: dict[str, list[float]] = defaultdict(list)
     empty = 0
+    never_empty: list[bool] = []  # per question never answered in the chat: whether related() brought nothing
     today = date(2026, 11, 29)
     with RecallIndex(data_dir, meaning=EMBEDDER) as idx:
         for case in cases:
@@ -188,8 +208,11 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
                         rank = next((i + 1 for i, group in enumerate(ranked) if ev in group), 0)
                         found[name][kind].append(rank)
                         found[name]["all"].append(rank)
+            for text, _kind in case.never:
+                never_empty.append(not idx.related(case.chat, text, limit, today=today))
     stats = {name: statistics.median(v) for name, v in times.items()}
     stats["empty"] = empty / max(1, sum(len(c.questions) for c in cases))
+    stats["never empty"] = sum(never_empty) / len(never_empty) if never_empty else -1.0
     return found, stats
 
 
@@ -205,9 +228,21 @@ def related_table(found: dict[str, dict[str, list[int]]], stats: dict[str, float
     print(
         f"related@5 {100 * r5:.1f}% vs search@5 {100 * s5:.1f}% ({r5 / max(s5, 1e-9):.2f}x); "
         f"with context {100 * recall_at(found['related+context']['all'], 5):.1f}%; "
-        f"empty for {100 * stats['empty']:.0f}% of the questions; median per call: related "
+        f"empty for {100 * stats['empty']:.0f}% of the questions{stats_never(stats)}; median per call: related "
         f"{stats['related'] * 1e3:.2f} ms, search {stats['search'] * 1e3:.2f} ms"
     )
+
+
+def stats_never(stats: dict[str, float]) -> str:
+    """ " (for N% of those never answered in the chat)", when there were such questions."""
+    if stats["never empty"] < 0:
+        return ""
+    return f" (for {100 * stats['never empty']:.0f}% of those never answered in the chat)"
+
+
+def nothing(flags: list[int]) -> float:
+    """The share of questions never answered in the chat that found nothing."""
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 def recall_at(ranks: list[int], k: int) -> float:
@@ -220,13 +255,19 @@ def table(found: dict[str, dict[str, list[int]]], title: str) -> None:
     print(f"\n{title}")
     print(f"{'questions':<11} {'evidence':>8}  " + "  ".join(f"{n:>{width}}" for n in names))
     print(f"{'':<11} {'':>8}  " + "  ".join(f"{'@1    @5   @10':>{width}}" for _ in names))
-    kinds = ["all"] + sorted(k for k in found[names[0]] if k != "all")
+    kinds = ["all"] + sorted(k for k in found[names[0]] if k != "all" and not k.startswith(NEVER))
     for kind in kinds:
         cells = []
         for n in names:
             r = found[n][kind]
             cells.append(f"{'  '.join(f'{100 * recall_at(r, k):5.1f}' for k in KS):>{width}}")
         print(f"{kind:<11} {len(found[names[0]][kind]):>8}  " + "  ".join(cells))
+    never = sorted(k for k in found[names[0]] if k.startswith(NEVER))
+    if never:
+        print("questions never answered in the chat: share that found nothing (the relevance floor)")
+        for kind in never:
+            cells = [f"{100 * nothing(found[n][kind]):>{width}.1f}" for n in names]
+            print(f"{kind[len(NEVER) :]:<11} {len(found[names[0]][kind]):>8}  " + "  ".join(cells))
     base = recall_at(found[names[0]]["all"], 10)
     ours = "recall" if "recall" in found else names[-1]
     best = recall_at(found[ours]["all"], 10)
@@ -286,6 +327,12 @@ ABLATIONS = {
 }
 
 
+STEPS: dict[str, dict[str, object]] = {  # --steps: the steps of issue 32 tried, each alone
+    "spread 0.8": {"spread": 0.8},
+    "spread 0.6": {"spread": 0.6},
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gen", choices=("facts", "persona", "both"), default="both")
@@ -293,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", default="named,plain", help="comma-separated layouts (see above)")
     parser.add_argument("--no-cli", action="store_true", help="skip the run through the real CLI")
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
+    parser.add_argument("--steps", action="store_true", help="also rank with each step tried for issue 32")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
@@ -312,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
             methods[name] = dataclasses.replace(Weights(), **change)
     if EMBEDDER is not None:
         methods["words only"] = Weights(meaning=0.0)  # the ranking before recall by meaning
+    methods["no floor"] = Weights(floor=False)  # the ranking before the relevance floor
+    for name, change in STEPS.items() if args.steps else ():
+        methods[name] = dataclasses.replace(Weights(), **change)
     methods["recall"] = Weights()
     summary = []
     cli_checked: set[str] = set()

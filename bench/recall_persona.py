@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -50,6 +51,7 @@ PEOPLE = [
     ("Andrew", "Andy", "his"), ("Audrey", "Aud", "her"), ("Timothy", "Tim", "his"), ("Evangeline", "Evie", "her"),
     ("Maximilian", "Max", "his"), ("Samantha", "Sam", "her"), ("Roberto", "Rob", "his"), ("Priyanka", "Priya", "her"),
 ]  # fmt: skip
+PEOPLE_PRONOUN = [(name, pronoun) for name, _, pronoun in PEOPLE]
 
 
 @dataclass
@@ -288,11 +290,22 @@ class Question:
     evidence: list[tuple[str | None, int]]  # (archived file name or None for the live one, 1-based line)
 
 
+# questions about what no conversation here ever touches (the relevance floor: nothing should come back)
+OFF_TOPIC = [
+    "Where did {S} see a zebra?", "What is {S}'s blood type?", "Which programming language does {S} code in?",
+    "How much did {S} pay the plumber?", "What is the wifi password at {S}'s place?",
+    "Which football club does {S} support?", "What did {S} order at the sushi bar?",
+    "Has {S} fixed the leaking roof yet?", "What is {S}'s favourite cocktail?", "What did {S} think of the election?",
+    "What did {S} name the sailboat?", "What tattoo did {S} get?",
+]  # fmt: skip
+
+
 @dataclass
 class Conversation:
     chat: str
     files: dict[str | None, list[dict[str, object]]]  # None: the live transcript, else archive file name
     questions: list[Question]
+    never: list[tuple[str, str]] = field(default_factory=list)  # (question, kind): never answered in the chat
 
     @property
     def lines(self) -> list[dict[str, object]]:
@@ -432,7 +445,27 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
 
         extra = recall_persona_hard.questions(seed, [a, b], told, called, lambda s: who[s][1])
         questions += [Question(text, kind, ev) for text, kind, ev in extra]
-    return Conversation(f"chat{seed}", files, questions)
+    return Conversation(f"chat{seed}", files, questions, _never(seed, (a, b), {t.key for t, *_ in lives}, called))
+
+
+def _never(seed: int, people: tuple[str, str], told: set[str], called: Callable[[str], str]) -> list[tuple[str, str]]:
+    """Questions whose answer was never in the chat: the questions of the topics neither person lives
+    through (``absent``: their words may still be said in passing, "I tried painting once") and
+    questions on what no conversation touches (``off-topic``); an own random stream, so the
+    conversation and its questions stay the same."""
+    rnd = random.Random(seed * 15485863 + 11)
+    out: list[tuple[str, str]] = []
+    for topic in TOPICS:
+        if topic.key in told:
+            continue
+        kind, q, _ = rnd.choice([a for a in topic.asks if a[0] != "temporal"] or topic.asks)
+        subject = rnd.choice(people)
+        values = {k: rnd.choice(v) for k, v in topic.slots.items()}
+        p = dict(PEOPLE_PRONOUN)[subject]
+        out.append((q.format(S=called(subject), p=p, **values), "absent"))
+    for q in rnd.sample(OFF_TOPIC, 6):
+        out.append((q.format(S=called(rnd.choice(people))), "off-topic"))
+    return out
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

@@ -15,8 +15,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "⚠️ Claude is overloaded. Please try again in a moment.",
     },
     "error.auth": {
-        "ko": "⚠️ Anthropic API 키가 거부됐어요. 봇 관리자에게 알려 주세요.",
-        "en": "⚠️ The Anthropic API key was rejected. Please tell the bot's admin.",
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude API 키가 거부됐어요 (보내신 메시지 문제가 아니에요). 봇 주인이 "
+        "고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude API key was refused (not a problem with your "
+        "message). The bot's owner has to fix it.",
     },
     "error.timeout": {
         "ko": "⚠️ 답이 너무 오래 걸려 중단했어요. 다시 보내 주세요.",
@@ -62,6 +64,99 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "⚠️ 요청이 너무 커서 거부됐어요 (첨부 파일이 크거나 너무 많아요). 더 작게 보내 주세요.",
         "en": "⚠️ The request was too large for the API (attachments too big or too many). Please send less.",
     },
+    # -- failures the bot's owner must fix (the Claude API errors page; Rate limits page for the spend limits).
+    # error.<kind>: what a member sees in Telegram (short, no settings); @owner: the owner in Telegram (told
+    # what to fix, in the chat or in a private message); @terminal: the person at the keyboard (the settings
+    # to change, no admin, no button). {model}: the model in use
+    "error.permission": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude API 키에 이 모델을 쓸 권한이 없어요. 봇 주인이 고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude API key may not use this model. The bot's owner has "
+        "to fix it.",
+    },
+    "error.billing": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정에 결제 문제가 있어요. 봇 주인이 고쳐야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account has a billing problem. The bot's owner has "
+        "to fix it.",
+    },
+    "error.spend_limit": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정이 정해 둔 사용 한도에 닿았어요. 봇 주인이 한도를 올리거나 "
+        "기간이 지나야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account reached the spend limit set for it. The "
+        "bot's owner can raise it; otherwise it resets later.",
+    },
+    "error.spend_cap": {
+        "ko": "⚠️ 지금은 답할 수 없어요: 봇의 Claude 계정이 이번 달 사용 상한에 닿았어요. 다음 달 1일에 풀리거나 "
+        "봇 주인이 상한을 올려야 해요.",
+        "en": "⚠️ I can't answer right now: the bot's Claude account reached its monthly spend cap. It resets on "
+        "the 1st of next month, unless the bot's owner gets it raised.",
+    },
+    "error.auth@owner": {
+        "ko": "⚠️ Anthropic 이 봇의 API 키를 거부했어요 (401 authentication_error: 형식이 틀렸거나, 폐기됐거나, "
+        "만료됨). 서버의 .env 에서 ANTHROPIC_API_KEY 를 올바른 키로 바꾸고 (console.anthropic.com → API keys) 봇을 "
+        "다시 시작하세요.",
+        "en": "⚠️ Anthropic refused the bot's API key (401 authentication_error: malformed, revoked or expired). "
+        "Put a valid key in ANTHROPIC_API_KEY in the server's .env (console.anthropic.com → API keys) and "
+        "restart the bot.",
+    },
+    "error.permission@owner": {
+        "ko": "⚠️ 봇의 API 키에 모델 {model} 을(를) 쓸 권한이 없어요 (403 permission_error). Claude Console 에서 "
+        "조직의 접근 권한과 워크스페이스 설정을 확인하거나, /model 로 다른 모델을 고르세요.",
+        "en": "⚠️ The bot's API key may not use the model {model} (403 permission_error). Check the "
+        "organization's access and the workspace settings in the Claude Console, or pick another model with "
+        "/model.",
+    },
+    "error.billing@owner": {
+        "ko": "⚠️ Anthropic 이 결제 문제를 알려 왔어요 (402 billing_error): 고칠 때까지 아무도 답을 받지 못해요. "
+        "Claude Console (console.anthropic.com) 의 Billing 에서 결제 정보를 확인하세요.",
+        "en": "⚠️ Anthropic reports a billing problem (402 billing_error): nobody gets answers until it is fixed. "
+        "Check the payment details under Billing in the Claude Console (console.anthropic.com).",
+    },
+    "error.spend_limit@owner": {
+        "ko": "⚠️ 조직이나 워크스페이스에 정해 둔 사용 한도에 닿았어요 (400, spend limit): 기간이 지날 때까지 답할 수 "
+        "없어요. Claude Console 의 Billing → Limits 에서 한도를 올리거나 없애세요.",
+        "en": "⚠️ The spend limit set for the organization or workspace is reached (400, spend limit): no answers "
+        "until it resets. Raise or remove it under Billing → Limits in the Claude Console.",
+    },
+    "error.spend_cap@owner": {
+        "ko": "⚠️ 조직이 사용 등급(tier)의 월 사용 상한에 닿았어요 (429, enforced_spend_limit_reached): 다음 달 1일 "
+        "00:00 UTC 까지 답할 수 없어요. 더 일찍 쓰려면 Claude Console 의 Billing 에서 상한 증액을 요청하세요.",
+        "en": "⚠️ The organization reached its usage tier's monthly spend cap (429, enforced_spend_limit_reached): "
+        "no answers until the 1st of next month, 00:00 UTC. To go on sooner, ask for a higher limit under "
+        "Billing in the Claude Console.",
+    },
+    "error.not_found@owner": {
+        "ko": "⚠️ 모델 {model} 을(를) 찾을 수 없어요 (404 not_found_error): /model 로 쓸 수 있는 모델을 고르거나 "
+        "ANTHROPIC_MODEL 을 바꾸세요.",
+        "en": "⚠️ The model {model} was not found (404 not_found_error): pick an available one with /model, or "
+        "change ANTHROPIC_MODEL.",
+    },
+    "error.permission@terminal": {
+        "ko": "⚠️ API 키에 모델 {model} 을(를) 쓸 권한이 없어요 (403 permission_error): Claude Console 에서 조직의 "
+        "접근 권한과 워크스페이스 설정을 확인하거나, /model 로 다른 모델을 고르세요 (ANTHROPIC_API_KEY 를 바꿨다면 "
+        "채팅을 다시 시작하세요).",
+        "en": "⚠️ The API key may not use the model {model} (403 permission_error): check the organization's access "
+        "and the workspace settings in the Claude Console, or pick another model with /model (after changing "
+        "ANTHROPIC_API_KEY, start the chat again).",
+    },
+    "error.billing@terminal": {
+        "ko": "⚠️ Anthropic 이 결제 문제를 알려 왔어요 (402 billing_error): Claude Console (console.anthropic.com) 의 "
+        "Billing 에서 결제 정보를 확인한 뒤 다시 물어보세요.",
+        "en": "⚠️ Anthropic reports a billing problem (402 billing_error): check the payment details under Billing "
+        "in the Claude Console (console.anthropic.com), then ask again.",
+    },
+    "error.spend_limit@terminal": {
+        "ko": "⚠️ 조직이나 워크스페이스에 정해 둔 사용 한도에 닿았어요 (400, spend limit): Claude Console 의 "
+        "Billing → Limits 에서 한도를 올리거나, 한도가 풀린 뒤 다시 물어보세요.",
+        "en": "⚠️ The spend limit set for the organization or workspace is reached (400, spend limit): raise it "
+        "under Billing → Limits in the Claude Console, or ask again once it resets.",
+    },
+    "error.spend_cap@terminal": {
+        "ko": "⚠️ 조직이 사용 등급의 월 사용 상한에 닿았어요 (429, enforced_spend_limit_reached): 다음 달 1일 00:00 "
+        "UTC 에 풀려요. 더 일찍 쓰려면 Claude Console 의 Billing 에서 상한 증액을 요청하세요.",
+        "en": "⚠️ The organization reached its usage tier's monthly spend cap (429, enforced_spend_limit_reached): "
+        "it resets on the 1st of next month, 00:00 UTC; to go on sooner, ask for a higher limit under Billing in "
+        "the Claude Console.",
+    },
     "error.system_messages": {
         "ko": "⚠️ 모델이 요청 형식을 거부했어요. 다시 보내 주세요.",
         "en": "⚠️ The model refused the request's layout. Please send it again.",
@@ -101,10 +196,10 @@ TEXTS: dict[str, dict[str, str]] = {
     # -- the terminal's wording of errors (error_text(kind, lang, where="terminal")): no admin, no button;
     # the owner at the keyboard is told which setting to change. {model}: the model in use
     "error.auth@terminal": {
-        "ko": "⚠️ Anthropic API 키가 거부됐어요 (401/403): .env 나 환경의 ANTHROPIC_API_KEY 를 확인하고 "
-        "(console.anthropic.com → API keys) 채팅을 다시 시작하세요.",
-        "en": "⚠️ The Anthropic API key was refused (401/403): check ANTHROPIC_API_KEY in .env or the environment "
-        "(console.anthropic.com → API keys), then start the chat again.",
+        "ko": "⚠️ Anthropic API 키가 거부됐어요 (401 authentication_error): .env 나 환경의 ANTHROPIC_API_KEY 를 "
+        "확인하고 (console.anthropic.com → API keys) 채팅을 다시 시작하세요.",
+        "en": "⚠️ The Anthropic API key was refused (401 authentication_error): check ANTHROPIC_API_KEY in .env "
+        "or the environment (console.anthropic.com → API keys), then start the chat again.",
     },
     "error.not_found@terminal": {
         "ko": "⚠️ 모델 {model} 을(를) 찾을 수 없어요 (404): ANTHROPIC_MODEL 을 쓸 수 있는 모델로 바꾸거나 "
@@ -588,8 +683,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Add the words to look for, e.g. /search lock code",
     },
     "search.none": {
-        "ko": "🔎 '{query}' 에 맞는 지난 대화를 찾지 못했어요.",
-        "en": "🔎 Nothing in the earlier conversations matches '{query}'.",
+        "ko": "🔎 '{query}' — 관련된 지난 대화를 찾지 못했어요. 그 말이 나오거나 뜻이 가까운 메시지가 없어요.",
+        "en": "🔎 Nothing related to '{query}' was found in the earlier conversations: no message uses those "
+        "words or means anything close.",
     },
     "search.header": {
         "ko": "🔎 '{query}' — 지난 대화에서 찾은 {n}개 (관련 높은 순):",

@@ -166,6 +166,9 @@ async def test_errors_are_classified_by_type(fake_anthropic: FakeAnthropic, data
     [
         ("claude-sonnet-5-5", {"thinking": {"type": "between_tools"}, "output_config": {"effort": "low"}}),
         ("claude-opus-5-5", {"output_config": {"effort": "low"}}),  # thinking always on: no thinking field
+        # Haiku 5.5 and Opus 5 turn thinking off with ``disabled`` (accepted at effort high or below; the
+        # summarizer asks for the lowest); Haiku 5.5 has no ``between_tools`` (What's new in Claude Haiku 5.5)
+        ("claude-haiku-5-5", {"thinking": {"type": "disabled"}, "output_config": {"effort": "low"}}),
         ("claude-sonnet-4-6", {"thinking": {"type": "disabled"}, "output_config": {"effort": "low"}}),
         ("claude-haiku-4-5", {"thinking": {"type": "disabled"}}),  # no effort parameter
     ],

@@ -510,3 +510,19 @@ def test_recall_by_meaning_says_whether_the_model_loads_and_how_many_vectors_the
     monkeypatch.setattr(meaning, "load", lambda *a, **k: None)  # the package missing, or a CPU it cannot run on
     rc, lines = run_doctor(env_for(data_dir, RECALL_MEANING="on"), "--offline")
     assert statuses(lines, "recall by meaning") == {"problem"} and rc != 0
+
+
+# -- issue 30 item 7: a model in use without a price is said ------------------------------------------------------
+
+
+def test_the_doctor_says_when_a_model_in_use_has_no_price(data_dir):
+    ensure_format(data_dir)
+    rc, lines = run_doctor(env_for(data_dir, ANTHROPIC_MODEL="claude-fable-5-2"), "--offline", "--only", "price")
+    assert lines_of(lines, "price") == ["ok       price: claude-fable-5-2: $8 input / $40 output per million tokens"]
+    env = env_for(data_dir, ANTHROPIC_MODEL="claude-fable-5-3", SUMMARY_MODEL="claude-haiku-5-5")
+    rc, lines = run_doctor(env, "--offline", "--only", "price")
+    found = lines_of(lines, "price")
+    assert found[0].startswith("note     price: claude-fable-5-3 has no price") and "MODEL_PRICES" in found[0]
+    assert found[1].startswith("ok       price: claude-haiku-5-5")  # the summarizer's model is checked too
+    rc, lines = run_doctor({**env, "MODEL_PRICES": "claude-fable-5-3=6/30"}, "--offline", "--only", "price")
+    assert lines_of(lines, "price")[0] == "ok       price: claude-fable-5-3: $6 input / $30 output per million tokens"

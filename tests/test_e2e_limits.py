@@ -172,3 +172,23 @@ async def test_stats_shows_tokens_and_cost_today_and_in_total(
         assert await ask(fake_telegram, FRIEND, "새 모델?") == "echo: 새 모델?"
         stats = await ask(fake_telegram, FRIEND, "/stats")
         assert f"→ {COST} + 가격 모름 (claude-future-9)\n" in stats  # today: one priced answer, one not
+
+
+@pytest.mark.parametrize(
+    ("model", "cost"),
+    [
+        # $8 / $40, cache writes $10, reads $0.20: 8000 + 20000 + 20000 + 2000 µ$ (issue 30 item 7: it was unknown)
+        ("claude-fable-5-2", "$0.0500"),
+        ("claude-fable-5", "$0.0700"),  # $10 / $50, $12.50 writes, $1 reads: 10000 + 25000 + 25000 + 10000 µ$
+    ],
+)
+async def test_stats_prices_the_newest_models(
+    env, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, model: str, cost: str
+):
+    clock = Clock(datetime(2026, 12, 1, 3, 0, tzinfo=UTC))
+    async with running({**env, "ANTHROPIC_MODEL": model}, clock):
+        fake_anthropic.reply(Text("답", usage=USAGE))
+        assert await ask(fake_telegram, FRIEND, "질문") == "답"
+        assert fake_anthropic.requests[-1]["model"] == model
+        stats = await ask(fake_telegram, FRIEND, "/stats")
+        assert f"→ {cost}" in stats and "가격 모름" not in stats, stats

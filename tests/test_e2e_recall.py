@@ -49,16 +49,26 @@ def test_search_by_meaning_in_the_bot(start_bot, fake_telegram: FakeTelegram, da
     then /search finds the turn that says it in other words."""
     import sqlite3
 
-    puppy = [("2026-05-02T19:30:00+09:00", "We adopted a puppy last week, she chews everything", "So cute!")]
-    chatter = [(f"2026-06-{d:02d}T12:00:00+09:00", f"점심 뭐 먹을까 {d}", f"김밥 어때요 {d}") for d in range(1, 11)]
-    write_history(data_dir, CHAT, puppy + chatter)
+    from bench.recall_persona import SMALL
+
+    # a chat long enough to be compared around its mean (memory.recall.meaning.CENTRE_MIN), the only way
+    # the real model tells related from unrelated: everyday small talk, and one flight
+    small = [s.format(o="Sam") for s in SMALL]
+    chatter = [(f"2026-06-{1 + i % 28:02d}T12:00:00+09:00", f"{small[(2 * i) % len(small)]} ({i})",
+                f"{small[(2 * i + 1) % len(small)]} ({i})") for i in range(50)]  # fmt: skip
+    flight = [
+        ("2026-05-02T19:30:00+09:00", "I booked my flight to Tokyo for April", "Exciting, is it your first time?")
+    ]
+    history = chatter[:25] + flight + chatter[25:]
+    write_history(data_dir, CHAT, history)
     start_bot(RECALL_MEANING="on", TELEGRAM_RATE_FACTOR="20")
-    question = "/search Does she have a furry companion at home?"
-    ask(fake_telegram, question, language_code="en")  # answered at once, by words; the vectors follow
+    question = "/search When is my trip to Japan?"  # not a word of the flight's turn
+    first = ask(fake_telegram, question, language_code="en")  # answered at once, by words; the vectors follow
+    assert "Nothing related to 'When is my trip to Japan?'" in first
 
     def vectors() -> int:
         with sqlite3.connect(data_dir / "recall.sqlite3", timeout=30) as conn:
             return conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
 
-    fake_telegram.wait_for(lambda: vectors() == 2 * len(puppy + chatter), timeout=120)
-    assert "adopted a puppy" in ask(fake_telegram, question, language_code="en")
+    fake_telegram.wait_for(lambda: vectors() == 2 * len(history), timeout=120)
+    assert "flight to Tokyo" in ask(fake_telegram, question, language_code="en")

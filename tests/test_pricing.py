@@ -1,4 +1,4 @@
-"""Model prices (bot/claude/pricing.py): longest prefix wins, overrides, cache prices, unknown models."""
+"""Model prices (bot/claude/pricing.py): each version its entry, overrides by prefix, cache prices, unknown models."""
 
 import pytest
 
@@ -8,9 +8,10 @@ from bot.claude.pricing import DEFAULT_PRICES, Price, PriceTable, parse_prices
 @pytest.mark.parametrize(
     ("model", "prefix"),
     [
-        ("claude-sonnet-4-6", "claude-sonnet-4"),
-        ("claude-sonnet-4-5-20250929", "claude-sonnet-4"),
-        ("claude-opus-4-1", "claude-opus-4"),
+        ("claude-sonnet-4-6", "claude-sonnet-4-6"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),  # a dated id: the same model
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-opus-4-1", "claude-opus-4-1"),
         ("claude-opus-4-20250514", "claude-opus-4"),
         ("claude-opus-4-5-20251101", "claude-opus-4-5"),  # not Opus 4's $15: the longer prefix wins
         ("claude-opus-4-6", "claude-opus-4-6"),
@@ -19,7 +20,7 @@ from bot.claude.pricing import DEFAULT_PRICES, Price, PriceTable, parse_prices
         ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
     ],
 )
-def test_a_model_is_priced_by_its_longest_prefix(model, prefix):
+def test_a_model_is_priced_by_its_own_entry(model, prefix):
     assert PriceTable().price(model) is DEFAULT_PRICES[prefix]
 
 
@@ -30,7 +31,9 @@ def test_opus_4_5_costs_a_third_of_opus_4():
 
 def test_unknown_models_have_no_price():
     table = PriceTable()
-    for model in ("claude-haiku-4", "gpt-5", "claude-future-9", ""):
+    # a later version than any entry is not priced as an earlier one (Fable 5.3 is not Fable 5's price)
+    for model in ("claude-haiku-4", "gpt-5", "claude-future-9", "", "claude-fable-5-3", "claude-opus-5-7",
+                  "claude-sonnet-4-7", "claude-sonnet-5-6-20270101"):  # fmt: skip
         assert table.price(model) is None and table.cost(model, 1000, 1000) is None
 
 
@@ -72,4 +75,16 @@ def test_every_current_model_has_its_list_price():
     assert table.price("claude-opus-5-5") == Price(4.0, 20.0, 5.0, 0.2)
     assert table.price("claude-haiku-5-5") == Price(0.1, 0.5, 0.125, 0.01)
     assert table.price("claude-fable-5-1") == Price(10.0, 50.0, 12.5, 0.25)
-    assert table.price("claude-fable-5-2") is None  # not on the pricing page read: unknown, never guessed
+    # issue 30 item 7: Fable / Mythos 5.2 (released November 2026) and Fable / Mythos 5, which the old family
+    # entries missed ("claude-fable-5-1" does not price "claude-fable-5")
+    assert table.price("claude-fable-5-2") == table.price("claude-mythos-5-2") == Price(8.0, 40.0, 10.0, 0.2)
+    assert table.price("claude-fable-5") == table.price("claude-mythos-5") == Price(10.0, 50.0, 12.5, 1.0)
+    assert table.price("claude-opus-5") == table.price("claude-opus-4-8") == Price(5.0, 25.0, 6.25, 0.5)
+    assert table.price("claude-sonnet-5") == Price(2.0, 10.0, 2.5, 0.2)
+
+
+def test_every_model_the_fake_knows_has_a_price():
+    """The fake's table (tests/fakes/models.py) follows the models pages: each model in it is priced."""
+    from tests.fakes.models import MODELS
+
+    assert [m.id for m in MODELS if PriceTable().price(m.id) is None] == []

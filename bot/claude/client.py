@@ -12,8 +12,9 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -119,14 +120,37 @@ ERROR_KINDS = {
     "overloaded_error": "overloaded",
     "rate_limit_error": "rate_limit",
     "authentication_error": "auth",
-    "permission_error": "auth",
+    "billing_error": "billing",
+    "permission_error": "permission",
     "invalid_request_error": "bad_request",
     "not_found_error": "not_found",
     "request_too_large": "too_large",
     "api_error": "server",
     "timeout_error": "timeout",
 }
-"""The API's error types (in an HTTP error body or an error event inside a stream) -> ModelError kinds."""
+"""The API's error types (the Claude API errors page; in an HTTP error body or an error event inside a
+stream) -> ModelError kinds. A type the page adds later reads as "server" (try again)."""
+
+NO_WEB_FETCH = re.compile(r"^claude-opus-5(-\d{8})?$")
+"""Models whose documentation says they take no ``web_fetch`` tool: the Claude Opus 5 migration guide ("web
+fetch is not available on Claude Opus 5"). The Models API's ``server_tools`` lists no web fetch capability."""
+
+
+def takes_server_tool(model: str, tool: Mapping[str, Any]) -> bool:
+    """Whether ``model`` takes the tool declaration ``tool`` (all do but web_fetch on NO_WEB_FETCH models, which
+    then answer without fetching pages; the declarations stay the same for every request to that model)."""
+    return not (tool.get("name") == "web_fetch" and tool.get("type") and NO_WEB_FETCH.match(model))
+
+
+BY_STATUS = {400: "bad_request", 401: "auth", 402: "billing", 403: "permission", 404: "not_found", 413: "too_large",
+             429: "rate_limit", 504: "timeout", 529: "overloaded"}  # fmt: skip
+
+SPEND_LIMIT = "you have reached your specified"
+"""A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
+also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
+reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
+SPEND_CAP = "enforced_spend_limit_reached"
+"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
 SYSTEM_ROLE_REFUSED = ("role 'system'", 'role "system"', "system role", "should be 'user' or 'assistant'")
 """How a 400 for a mid-conversation system message on a model without them reads."""
@@ -136,16 +160,18 @@ def error_kind(e: Exception) -> str:
     """The ModelError kind of an SDK error: by its HTTP status, or for an error event inside a
     stream (which arrives with HTTP 200) by the error type in its body."""
     status = getattr(e, "status_code", 0)
-    by_status = {400: "bad_request", 401: "auth", 403: "auth", 404: "not_found", 413: "too_large", 429: "rate_limit",
-                 529: "overloaded"}  # fmt: skip
-    if status in by_status:
-        return by_status[status]
     body = getattr(e, "body", None)
+    err: dict[str, Any] = {}
     if isinstance(body, dict):
-        err = body.get("error") if isinstance(body.get("error"), dict) else body
-        kind = ERROR_KINDS.get(str(err.get("type", "")))
-        if kind is not None:
-            return kind
+        err = body["error"] if isinstance(body.get("error"), dict) else body
+    details = err.get("details") if isinstance(err.get("details"), dict) else {}
+    if details.get("error_code") == SPEND_CAP:
+        return "spend_cap"
+    kind = BY_STATUS.get(status) or ERROR_KINDS.get(str(err.get("type", "")))
+    if kind == "bad_request" and str(err.get("message", "")).lower().startswith(SPEND_LIMIT):
+        return "spend_limit"
+    if kind is not None:
+        return kind
     text = str(e).lower()
     return "overloaded" if "overload" in text else "server"
 
@@ -307,7 +333,7 @@ class ClaudeModel:
         info = await self.info()
         extra: dict[str, Any] = info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
         if tools:
-            extra["tools"] = list(tools)
+            extra["tools"] = [t for t in tools if takes_server_tool(self.name, t)]
         if tool_choice:
             extra["tool_choice"] = dict(tool_choice)
         limit = max_tokens or self.max_tokens

@@ -5,7 +5,9 @@
 
 Prints the best matches, best first, one JSON object per line: ``line`` (1-based line in its
 transcript file), ``at``, ``role``, ``content``, ``name`` (group chats), ``file`` (when the match
-is in an archived transcript) and ``score``. With ``--stdin`` each output line is
+is in an archived transcript) and ``score`` (on the scale of the query's words: a message holding each of
+them once scores about 1). Only messages related to the query by its words or their meaning come
+back: with none, nothing is printed and standard error says so. With ``--stdin`` each output line is
 ``{"query": ..., "results": [...]}``. Needs no API key, never writes a transcript; it builds or
 updates the recall index (``DATA_DIR/recall.sqlite3``), the vectors of recall by meaning included
 (about 50 ms a message the first time on one core; ``RECALL_MEANING=off``: by words only; a value
@@ -130,8 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         index.embed(chat)  # recall by meaning: the vectors of turns that have none yet (the bot makes them as it goes)
         today = _today()
         if not args.stdin:
-            for item in search_json(index, chat, query, args.limit, today):
+            found = search_json(index, chat, query, args.limit, today)
+            for item in found:
                 _emit(sys.stdout, item)
+            if not found:  # below the relevance floor: nothing printed on stdout, and said so
+                print(f"nothing related to {query!r} in chat {chat}: no message uses these words or means anything "
+                      "close", file=sys.stderr)  # fmt: skip
             return 0
         for raw in sys.stdin:
             text = raw.rstrip("\r\n")

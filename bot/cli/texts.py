@@ -196,7 +196,7 @@ def env_lang(env: Mapping[str, str] | None = None) -> str:
 
 # -- errors, worded for the terminal -----------------------------------------------------------------
 
-NO_RETRY = frozenset({"auth", "not_found"})
+NO_RETRY = frozenset({"auth", "not_found", "permission", "billing", "spend_limit", "spend_cap"})
 """Failures a setting must fix: the terminal names the setting, and /retry would fail the same way."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.claude.modelinfo import ModelCatalog, ModelInfo
+from bot.claude.pricing import PriceTable
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
 
@@ -35,6 +36,29 @@ def _stable_prefix(ctx: Context) -> tuple[list[dict[str, Any]], list[dict[str, A
             assistant.recall.close()
     system = build_system(datetime.now(UTC), ctx.settings.timezone, time=False)
     return tools, system
+
+
+@check("price")
+def price_check(ctx: Context) -> Iterator[Result]:
+    """Whether the models in use (the chat's, the summarizer's) have a price: without one every cost reads
+    "price unknown" (bot/claude/pricing.py never guesses). Offline: the table and MODEL_PRICES only."""
+    s = ctx.settings
+    if s is None:
+        return
+    configured = s.anthropic_model or DEFAULT_MODEL
+    chat = ModelCatalog(s.data_dir).selected_for(configured) or configured
+    table = PriceTable(s.model_prices)
+    for model in dict.fromkeys([chat, s.summary_model or chat]):
+        price = table.price(model)
+        if price is not None:
+            yield ok("price", f"{model}: ${price.input:g} input / ${price.output:g} output per million tokens")
+            continue
+        yield note(
+            "price",
+            f"{model} has no price: its costs show as unknown in /stats and /usage. Add it to MODEL_PRICES "
+            f"({model}=input/output in USD per million tokens, from platform.claude.com/docs/en/about-claude/"
+            "pricing), or update the bot",
+        )
 
 
 @check("model", network=True)

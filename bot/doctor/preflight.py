@@ -126,14 +126,13 @@ def model_note(settings: Settings) -> Finding | None:
     the price list (MODEL_PRICES included) nor the Models API (as cached in DATA_DIR/models.json)
     knows: most likely a typo. A note, not a refusal: a model newer than this version is no mistake."""
     from bot.claude.modelinfo import ModelCatalog
-    from bot.claude.pricing import DEFAULT_PRICES
+    from bot.claude.pricing import PriceTable
 
     # a DATA_DIR that is not a directory (yet) has no models.json: its own message comes later
     catalog = ModelCatalog(settings.data_dir if settings.data_dir.is_dir() else None)
     configured = settings.anthropic_model
     model = catalog.selected_for(configured) or configured
-    priced = (*DEFAULT_PRICES, *(prefix for prefix, _ in settings.model_prices))
-    if any(model.startswith(prefix) for prefix in priced) or catalog.get(model) is not None:
+    if PriceTable(settings.model_prices).price(model) is not None or catalog.get(model) is not None:
         return None
     setting = "ANTHROPIC_MODEL" if model == configured else "/model"
     return Finding(NOTE, "model_unknown", {"model": model, "setting": setting})

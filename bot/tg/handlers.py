@@ -23,9 +23,10 @@ from telegram.ext import Application, CallbackContext, ContextTypes
 
 from bot.claude.model import ModelError, TextCallback
 from bot.core.ask import Answer, NothingToRetry, Question
-from bot.texts import error_text, t
+from bot.texts import t
 from bot.tg import documents, photos
 from bot.tg.access import admit, gate, guard, manager_check, within_limits
+from bot.tg.failures import failure_text
 from bot.tg.groups import is_for_bot, is_group, strip_mention
 from bot.tg.references import reference_of, thread_meta, with_reference
 from bot.tg.replies import lang_for, reply, reply_later, services, target_for
@@ -163,7 +164,7 @@ async def respond(
                 async with typing(context, chat.id, target.thread_id):
                     answer = await ask(stream.feed)
             except ModelError as e:
-                await stream.fail(error_text(e.kind, lang))
+                await stream.fail(await failure_text(update, context, e.kind, lang))
                 return
             except NothingToRetry:
                 await stream.fail(t("retry.nothing", lang))

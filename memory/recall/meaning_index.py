@@ -100,10 +100,11 @@ class MeaningIndex:
             if (now := meanings.mark(conn, row)) < row.lo or not meanings.current(conn, embedder.name):
                 return lambda: None
             question = self._embedding.submit(embedder.query, text)  # meanwhile rank reads the candidates
+            crowded = bool(getattr(embedder, "crowded", True))
 
             def closest() -> meanings.Dense | None:
                 try:
-                    return self.vectors.search(conn, row, now, question.result, effort.meaning, embedder.floor)
+                    return self.vectors.search(conn, row, now, question.result, effort.meaning, embedder.floor, crowded)
                 except sqlite3.Error:
                     raise
                 except Exception:  # the model failed: this search goes by words

@@ -39,11 +39,20 @@ class Query:
     exact: dict[str, tuple[float, int]] = field(default_factory=dict)  # term text -> (weight, group number)
     prefixes: list[tuple[str, float, int]] = field(default_factory=list)  # (prefix, weight, group number)
     names: frozenset[str] = frozenset()  # the query's words that name whose turns it asks for ("Deb", "Andy")
+    unknown: float = 0.0  # the weight of the query's words no turn of the chat holds (nor a related word)
+    called: frozenset[int] = frozenset()  # the group numbers of capitalised words inside it that name no
+    # speaker: a nickname ("Aud", "Mel") finds the turns calling someone so, but is not what the query is about
+
+    @property
+    def whole(self) -> float:
+        """The weight of every word of the query, those the chat never said included: what a turn's
+        ``relevance`` is a share of (a turn holding "place" is not all of "the wifi password at her place")."""
+        return self.total + self.unknown
 
     @classmethod
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
-        tense: int, names: frozenset[str] = frozenset(),
+        tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -51,7 +60,9 @@ class Query:
             best[group[t]] = max(best.get(group[t], 0.0), w)
         exact = {t.text: (w, numbers[group[t]]) for t, w in idf.items() if not t.prefix}
         prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
-        return cls(list(idf), idf, group, ranges, speakers, tense, sum(best.values()), exact, prefixes, names)
+        total = sum(best.values())
+        nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
+        return cls(list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames)
 
 
 _NOW = re.compile(
@@ -160,7 +171,19 @@ def parse(
                 stats.ids[t] = found.ids
     terms = [t for t in terms if stats.df[t] > 0]
     idf = {t: share[t] * math.log(1 + (n - stats.df[t] + 0.5) / (stats.df[t] + 0.5)) for t in terms}
+    said = {group[t] for t in terms}
+    # a word the chat never said weighs as one it said once (in a chat of a few turns, as much as any); a
+    # capitalised word inside the query is a name, maybe a nickname the chat writes otherwise: not counted
+    called = {word_term(w) for w in inner}
+    unknown = sum(
+        math.log(1 + (n - 0.5) / 1.5)
+        for t in dict.fromkeys(own)
+        if t not in said and not t.prefix and t.text not in called
+    )
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
-    return Query.make(idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names), stats
+    query = Query.make(
+        idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names, unknown, frozenset(called)
+    )
+    return query, stats

@@ -50,7 +50,19 @@ from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
 from memory.recall.query import Query, parse
 from memory.recall.store import ID_BITS, ChatRow
-from memory.recall.tuning import DEFAULT_WEIGHTS, K1, THOROUGH, B, Effort, Weights, relevant
+from memory.recall.tuning import (
+    DEFAULT_WEIGHTS,
+    FLOOR_CLOSE,
+    K1,
+    MEANING_WORDS,
+    THOROUGH,
+    B,
+    Effort,
+    Weights,
+    confident,
+    is_related,
+    relevant,
+)
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
 _WORDS = re.compile(r"(\w+)")
@@ -74,8 +86,13 @@ class Turn:
     terms: str  # its index terms, space-separated (memory.recall.text.doc_terms)
     content: str
     own: float = 0.0
-    relevance: float = 0.0
+    relevance: float = 0.0  # the share of the weight of the query's words the chat said that it holds
+    share: float = 0.0  # the same of every word of the query, those the chat never said too (Query.whole)
+    topic: float = 0.0  # ``matched`` without the weight of nicknames (Query.called): what the floor counts
     matched: float = 0.0
+    similarity: float = 0.0  # its similarity in meaning to the query (Dense.similarity; 0 without meaning)
+    closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
+    related: bool = False  # above the relevance floor by its own words or its meaning (memory.recall.tuning)
     score: float = 0.0
     near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
     neighbours_known: bool = False
@@ -98,7 +115,7 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     exact = q.exact
     counts = Counter([t for t in terms if t in exact])
     if not counts and not q.prefixes:
-        turn.own = turn.matched = turn.relevance = 0.0
+        turn.own = turn.matched = turn.relevance = turn.share = turn.topic = 0.0
         return
     norm = K1 * (1 - B + B * len(terms) / avgdl)
     best: dict[int, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
@@ -117,6 +134,8 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
     turn.own = sum(s for s, _ in best.values())
     turn.matched = sum(w for _, w in best.values())
     turn.relevance = turn.matched / q.total if q.total else 0.0
+    turn.topic = sum(w for g, (_, w) in best.items() if g not in q.called)  # a nickname alone is not the topic
+    turn.share = turn.matched / q.whole if q.whole else 0.0
 
 
 def _attach_neighbours(
@@ -199,11 +218,22 @@ def rank(
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
+    said = not q.unknown  # the chat said every word of the query
 
     def own(t: Turn) -> None:
         _bm25(t, q, avgdl)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
-            t.own += scale * max(0.0, dense.similarity(t.id) - dense.floor) / (1 - dense.floor)
+            t.similarity = dense.similarity(t.id)
+            t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
+        # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
+        t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
+        t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+
+    def about(t: Turn) -> float:  # the share of every word of the query a turn holds, nicknames left out
+        return t.topic / q.whole if q.whole else 0.0
+
+    def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
+        return not q.total and any(r.contains(t.day) for r in q.ranges)
 
     for t in pool.values():
         own(t)
@@ -211,19 +241,52 @@ def rank(
     def eligible(t: Turn) -> bool:
         if t.dead or (exclude_from and t.file == exclude_from[0] and t.offset >= exclude_from[1]):
             return False
-        return relevant(t.matched, t.relevance) if effort.relevant_only else True
+        return relevant(t.matched, t.relevance, t.share) if effort.relevant_only else True
 
     best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
     if not best:
         return []
     for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
         own(t)
+    floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
+    if floor and not any(
+        confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+    ):
+        return []  # nothing in the chat is about it: below the relevance floor
     _score(pool, q, weights)
-    out = [t for t in pool.values() if t.score > 0 and eligible(t)]
+    out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
     out.sort(key=lambda t: (-t.score, -t.id))
     if weights.duplicate < 1:
         _penalise_repeats(out, weights.duplicate)
+    if weights.spread < 1:
+        _spread(out, weights.spread)
+    norm = max(q.total, 1.0)
+    for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
+        t.score /= norm
     return out[:limit]
+
+
+def _words(t: Turn) -> int:
+    """How many index terms ``t`` holds (stopwords are not terms)."""
+    return t.terms.count(" ") + 1 if t.terms else 0
+
+
+def _near_related(t: Turn) -> bool:
+    """Whether ``t`` is above the relevance floor, or completes the exchange of a turn that is: the answer
+    to a related question, the question of a related answer, or the story it goes on with in its answer
+    to the other person's question about it ("I moved!" / "How's the area?" / "Quiet, with a park")."""
+    if t.related:
+        return True
+    before, after = t.prev, t.next
+    if before is not None and before.session == t.session and before.related and _asks(before, t):
+        return True  # the answer to a related question
+    if after is not None and after.session == t.session and after.related and _asks(t, after):
+        return True  # the question of a related answer
+    told = t.near.get(-2)
+    if told is None or told.session != t.session or not told.related:
+        return False
+    asked = before or told.next  # the turn between may link only one way
+    return asked is not None and _asks(asked, t)
 
 
 def _without(text: str, names: frozenset[str]) -> str:
@@ -257,6 +320,21 @@ def _penalise_repeats(turns: list[Turn], share: float) -> None:
         if seen[key]:
             t.score *= share ** seen[key]
         seen[key] += 1
+    turns.sort(key=lambda t: (-t.score, -t.id))
+
+
+def _spread(turns: list[Turn], share: float) -> None:
+    """Results over the conversation's history, not one afternoon of it: each turn keeps ``share`` of its
+    score for every better turn of its session already ahead of it (the two turns of one exchange count
+    once); ``turns`` is sorted best first and stays so."""
+    ahead: Counter[int] = Counter()
+    taken: set[int] = set()
+    for t in turns:
+        partner = {n.id for k, n in t.near.items() if abs(k) == 1}
+        if ahead[t.session] and not partner & taken:
+            t.score *= share ** ahead[t.session]
+        ahead[t.session] += 1
+        taken.add(t.id)
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 

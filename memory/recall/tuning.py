@@ -11,7 +11,8 @@ seeds 1-6, checked on 7-12); they sit on a plateau there (±0.1 changes recall@1
 its words, so that they carry over to conversations whose vocabulary the lexicon does not know.
 
 ``relevance`` is the share of the query's term weight (idf) that a turn itself contains: the
-automatic recall keeps only turns that are ``relevant`` (at least MIN_RELEVANCE of it, or MIN_MATCHED).
+automatic recall keeps only turns that are ``relevant`` (at least MIN_RELEVANCE of it, or MIN_MATCHED,
+and MIN_SHARE of every word of the query). A search asked for has the relevance floor below.
 """
 
 from __future__ import annotations
@@ -25,11 +26,48 @@ B = 0.3
 # long message); greetings and small talk ("hi", "안녕", "thanks") have no searchable term at all
 MIN_RELEVANCE = 0.5
 MIN_MATCHED = 4.0
+# and at least MIN_SHARE of every word of the query, those the chat never said too (memory.recall.query.
+# Query.whole): "my favourite song" is not recalled for "what's a good cocktail recipe, my favourite?".
+# bench.recall_eval --related, seeds 1-6, named: at 0 / 0.3 / 0.4 the automatic recall found 85.3 / 82.1 /
+# 80.4% of the facts and 58.3 / 55.5 / 53.2% of the persona evidence at 5, and brought nothing for 28 / 46 /
+# 57% of the questions never answered in the chat
+MIN_SHARE = 0.3
 
 
-def relevant(matched: float, relevance: float) -> bool:
-    """Whether a turn holding ``matched`` of the query's weight (``relevance`` of it) is recalled unasked."""
-    return matched > 0 and (relevance >= MIN_RELEVANCE or matched >= MIN_MATCHED)
+# The relevance floor (``Weights.floor``), chosen on bench.recall_eval's tuning seeds (questions whose
+# answer was never in the chat against the evidence of answerable ones). A turn ``is_related`` to a query
+# by its words when it holds FLOOR_RELEVANCE of the query's weight (every word of the query counted, those
+# the chat never said too: memory.recall.query.Query.whole) or FLOOR_MATCHED of it, or any of it when the
+# chat said every word of the query; by its meaning when its closeness (memory.recall.meaning.Dense.
+# closeness: about 0 for unrelated turns) is FLOOR_CLOSE. A question finds nothing unless some turn is
+# ``confident``: related by its words, or its share of the query's weight plus CONFIDENT_MEANING times its
+# closeness reaches CONFIDENT; then only related turns come back, with the turns next to one (its question,
+# its answer).
+CONFIDENT = 0.7
+CONFIDENT_MEANING = 2.0
+FLOOR_RELEVANCE = 0.5
+FLOOR_MATCHED = 5.0
+FLOOR_CLOSE = 0.15
+MEANING_WORDS = 3  # a turn of fewer index terms is related by its words only (its vector is near any short text)
+
+
+def is_related(matched: float, relevance: float, every_word_said: bool) -> bool:
+    """Whether a turn holding ``matched`` of the query's weight (``relevance`` of it) is related to the
+    query by its words; ``every_word_said``: whether the chat said every word of the query."""
+    return matched > 0 and (every_word_said or relevance >= FLOOR_RELEVANCE or matched >= FLOOR_MATCHED)
+
+
+def confident(matched: float, relevance: float, closeness: float, every_word_said: bool) -> bool:
+    """Whether a turn shows that the chat did talk about the query (see above)."""
+    if is_related(matched, relevance, every_word_said):
+        return True
+    return (relevance if matched > 0 else 0.0) + CONFIDENT_MEANING * closeness >= CONFIDENT
+
+
+def relevant(matched: float, relevance: float, share: float = 1.0) -> bool:
+    """Whether a turn holding ``matched`` of the query's weight (``relevance`` of the words the chat said,
+    ``share`` of every word of it) is recalled unasked."""
+    return matched > 0 and (relevance >= MIN_RELEVANCE or matched >= MIN_MATCHED) and share >= MIN_SHARE
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +115,8 @@ class Weights:
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
+    floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
+    spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -96,6 +136,7 @@ class Weights:
             news=0.0,
             asking=0.0,
             meaning=0.0,
+            floor=False,
         )
 
 

@@ -136,11 +136,15 @@ def _digest(content: Any) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _error(kind: str, message: str) -> bytes:
-    """An error body as the Errors page shows it: ``type``, ``error`` (``type``, ``message``), ``request_id``."""
+def _error(kind: str, message: str, details: dict[str, str] | None = None) -> bytes:
+    """An error body as the Errors page shows it: ``type``, ``error`` (``type``, ``message``, ``details``
+    when there are some), ``request_id``."""
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if details:
+        error["details"] = details
     payload = {
         "type": "error",
-        "error": {"type": kind, "message": message},
+        "error": error,
         "request_id": f"req_fake{next(_REQUEST_IDS):06d}",
     }
     return json.dumps(payload).encode()
@@ -241,7 +245,7 @@ class FakeAnthropic(FakeHTTPServer):
         spec = self.catalog.get(str(body.get("model")))
         try:
             validate(body, spec, paused=frozenset(self.paused))
-            self.web.check(body, supported=spec is None or spec.web_search)
+            self.web.check(body, supported=spec is None or spec.web_search, fetch=spec is None or spec.web_fetch)
             check_images(body)
             check_documents(body)
             self._check_thinking(body, spec)
@@ -272,7 +276,7 @@ class FakeAnthropic(FakeHTTPServer):
         if item.delay:
             time.sleep(item.delay)
         if isinstance(item, Error):
-            self.respond(request, item.status, _error(item.type, item.message), headers=item.headers)
+            self.respond(request, item.status, _error(item.type, item.message, item.details), headers=item.headers)
             return
         if isinstance(item, StreamError) and not body.get("stream"):
             self.respond(request, 529, _error(item.type, item.message))

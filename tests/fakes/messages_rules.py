@@ -1,5 +1,7 @@
 """What the real Messages API rejects, with its wording (HTTP 400 ``invalid_request_error``).
 
+tests/fakes/README.md is the one table of every rule of the fake, its page and its test (guesses marked).
+
 Used by the fake HTTP server (tests/fakes/anthropic_server.py) and, in-process, by
 ``FakeModel(validate=...)``, so a malformed request fails every test that sends one.
 The messages follow what the real API answers (as seen in public bug reports).
@@ -34,7 +36,7 @@ MAX_CACHE_BREAKPOINTS = 4
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the whole request body (HTTP 413 request_too_large beyond)
 DOCUMENT_SOURCES = ("base64", "text", "content", "url", "file")
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # Define tools: "Must match the regex ^[a-zA-Z0-9_-]{1,64}$"
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 TOP_LEVEL = frozenset({
     "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stream", "stop_sequences", "metadata",
@@ -150,6 +152,10 @@ def _check_shapes(body: Mapping[str, Any]) -> None:
                 tags = ", ".join(f"'{t}'" for t in BLOCK_TYPES)
                 raise InvalidRequest(f"messages.{i}.content.{j}: Input tag '{kind}' found using 'type' does not match "
                                      f"any of the expected tags: {tags}")  # fmt: skip
+            if kind in ("thinking", "redacted_thinking") and "cache_control" in b:
+                # Prompt caching: thinking blocks cannot be marked with cache_control (they are cached with
+                # the content around them); the SDK's ThinkingBlockParam has no such field
+                raise InvalidRequest(f"messages.{i}.content.{j}.{kind}.cache_control: Extra inputs are not permitted")
             _check_cache_control(f"messages.{i}.content.{j}.{kind}", b.get("cache_control"))
             for k, inner in enumerate(_blocks(b.get("content"))):
                 _check_cache_control(f"messages.{i}.content.{j}.{kind}.content.{k}", inner.get("cache_control"))
@@ -213,7 +219,7 @@ def validate(body: Mapping[str, Any], spec: ModelSpec | None = _UNSET, *, paused
             continue
         name = tool.get("name") if isinstance(tool, Mapping) else None
         if not isinstance(name, str) or not TOOL_NAME.match(name):
-            raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
+            raise InvalidRequest(f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         schema = tool.get("input_schema")
         if not isinstance(schema, Mapping) or schema.get("type") != "object":
             raise InvalidRequest(f"tools.{i}.custom.input_schema.type: Input should be 'object'")

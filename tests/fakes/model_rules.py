@@ -1,5 +1,7 @@
 """What each model refuses (HTTP 400 ``invalid_request_error``): the rules that depend on the model.
 
+tests/fakes/README.md is the one table of every rule of the fake, its page and its test (guesses marked).
+
 Applied by ``messages_rules.validate`` to models in the table (tests/fakes/models.py); a model
 name the table does not know gets none of them (the fake's old, model-blind behaviour).
 
@@ -39,7 +41,19 @@ if TYPE_CHECKING:
     from tests.fakes.messages_rules import InvalidRequest
 
 THINKING_TAGS = ("adaptive", "between_tools", "disabled", "enabled")
+THINKING_FIELDS = {
+    "adaptive": ("type", "display"),
+    "between_tools": ("type",),
+    "disabled": ("type",),
+    "enabled": ("type", "budget_tokens", "display"),
+}
 SAMPLING = ("temperature", "top_p", "top_k")
+HAIKU_5_5_TOP_P = 0.99
+
+
+def _above(effort: str, spec: ModelSpec) -> bool:
+    limit = spec.disabled_max_effort
+    return limit is not None and effort in EFFORTS and EFFORTS.index(effort) > EFFORTS.index(limit)
 
 
 def prompt_tokens(body: Mapping[str, Any]) -> int:
@@ -61,6 +75,9 @@ def _thinking(body: Mapping[str, Any], spec: ModelSpec, effort: str | None) -> N
         raise _bad(f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected tags: "
                    "'adaptive', 'between_tools', 'disabled', 'enabled'")  # fmt: skip
     assert isinstance(config, Mapping)
+    for key in config:  # the SDK's ThinkingConfig*Param: between_tools and disabled take ``type`` only
+        if key not in THINKING_FIELDS[kind]:
+            raise _bad(f"thinking.{kind}.{key}: Extra inputs are not permitted")
     if kind not in spec.thinking_types:
         if kind == "enabled":
             raise _bad('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
@@ -86,12 +103,36 @@ def _thinking(body: Mapping[str, Any], spec: ModelSpec, effort: str | None) -> N
                 "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
                 "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size"
             )
+    if kind == "disabled" and _above(effort or spec.default_effort or "", spec):
+        effort = effort or spec.default_effort
+        raise _bad(f'"thinking.type.disabled" is not supported with effort "{effort}". Use effort '
+                   f'"{spec.disabled_max_effort}" or lower, or "thinking.type.adaptive".')  # fmt: skip
     if kind == "between_tools" and effort in ("xhigh", "max"):
         raise _bad(f'"thinking.type.between_tools" is not supported with effort "{effort}". Use '
                    '"thinking.type.adaptive" (or omit `thinking`) to run at xhigh or max effort.')  # fmt: skip
     display = config.get("display")
     if display is not None and display not in ("summarized", "omitted"):
         raise _bad(f"thinking.{kind}.display: Input should be 'summarized' or 'omitted'")
+
+
+def _sampling(body: Mapping[str, Any], spec: ModelSpec) -> None:
+    """``temperature`` / ``top_p`` / ``top_k`` as the model's rule ``spec.sampling`` allows them."""
+    sent = {name: body[name] for name in SAMPLING if body.get(name) is not None}
+    if spec.sampling == "default":  # "non-default temperature, top_p, and top_k are not supported"
+        for name, value in sent.items():
+            if not (name != "top_k" and value == 1):
+                raise _bad(f"{name} is deprecated for this model")
+    elif spec.sampling == "haiku_5_5":
+        if "top_k" in sent:
+            raise _bad("top_k is deprecated for this model")
+        if "temperature" in sent and "top_p" in sent:
+            raise _bad("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+        if "top_p" in sent and sent["top_p"] != HAIKU_5_5_TOP_P:
+            raise _bad(f"top_p: only {HAIKU_5_5_TOP_P} is supported for this model")
+        if "temperature" in sent and sent["temperature"] != 1:
+            raise _bad("temperature is deprecated for this model")
+    elif spec.sampling == "one_of" and "temperature" in sent and "top_p" in sent:
+        raise _bad("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
 
 
 def _thinks(body: Mapping[str, Any], spec: ModelSpec) -> bool:
@@ -121,16 +162,13 @@ def check_model(body: Mapping[str, Any], spec: ModelSpec, *, paused: frozenset[s
     choice = body.get("tool_choice")
     forced = isinstance(choice, Mapping) and choice.get("type") in ("any", "tool")
     if forced and not spec.forced_tools:
-        raise _bad(
-            "tool_choice: forced tool use (`any` or `tool`) is not supported for this model. Use `auto` or `none`."
-        )
+        assert isinstance(choice, Mapping)
+        raise _bad(f'"tool_choice.type.{choice.get("type")}" is not supported for this model. Use '
+                   '"tool_choice.type.auto" and ask for the tool in the prompt.')  # fmt: skip
     thinking = body.get("thinking")
     if forced and isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
         raise _bad("Thinking may not be enabled when tool_choice forces tool use.")
-    for name in SAMPLING:  # "non-default temperature, top_p, and top_k are not supported"
-        value = body.get(name)
-        if spec.strict_5_5 and value is not None and not (name != "top_k" and value == 1):
-            raise _bad(f"{name} is deprecated for this model")
+    _sampling(body, spec)
     if _thinks(body, spec) and "temperature" in body and body["temperature"] != 1:
         raise _bad("temperature may only be set to 1 when thinking is enabled.")
     messages = body.get("messages")

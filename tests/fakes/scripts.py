@@ -72,11 +72,15 @@ class Text:
 
 @dataclass
 class Error:
+    """An HTTP error as the Errors page documents it: the status, ``error.type`` and ``error.message``
+    (``details``: ``error.details``, e.g. the tier spend cap's ``error_code``)."""
+
     status: int
     type: str = "api_error"
     message: str = "fake error"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    details: dict[str, str] | None = None
 
     @classmethod
     def unknown_model(cls, model: str) -> Error:
@@ -89,6 +93,51 @@ class Error:
     @classmethod
     def overloaded(cls) -> Error:
         return cls(529, "overloaded_error", "Overloaded")
+
+    # -- the other documented types (Claude API errors page; Rate limits page for the spend limits) --
+    @classmethod
+    def invalid_request(cls, message: str = "messages: field required") -> Error:
+        return cls(400, "invalid_request_error", message)
+
+    @classmethod
+    def spend_limit(cls, workspace: bool = False) -> Error:
+        """The organization's or workspace's own spend limit: a 400 ``invalid_request_error`` (Errors page);
+        the message as a public report quotes it (claude-code issue 1047)."""
+        scope = "workspace API usage limits" if workspace else "API usage limits"
+        until = "You will regain access on 2027-01-01 at 00:00 UTC."
+        return cls(400, "invalid_request_error", f"You have reached your specified {scope}. {until}")
+
+    @classmethod
+    def spend_cap(cls) -> Error:
+        """The usage tier's monthly spend cap: a 429 ``rate_limit_error`` with no retry-after and
+        ``details.error_code`` ``enforced_spend_limit_reached`` (Rate limits page, quoted)."""
+        return cls(
+            429,
+            "rate_limit_error",
+            "You have reached your API usage limits: your organization has crossed its monthly API usage "
+            "threshold, set based on your organization's API tier. You will regain access on 2027-01-01 at 00:00 UTC.",
+            details={"error_code": "enforced_spend_limit_reached"},
+        )
+
+    @classmethod
+    def documented(cls, kind: str) -> Error:
+        """The error of type ``kind`` with its status (``DOCUMENTED_ERRORS``)."""
+        status, message = DOCUMENTED_ERRORS[kind]
+        return cls(status, kind, message)
+
+    @classmethod
+    def rate_limit(cls, retry_after: int = 1) -> Error:
+        return cls(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
+                   headers={"retry-after": str(retry_after)})  # fmt: skip
+
+
+DOCUMENTED_ERRORS = {  # error.type -> (HTTP status, message): the Claude API errors page
+    "authentication_error": (401, "invalid x-api-key"),
+    "billing_error": (402, "There's an issue with your billing or payment information."),
+    "permission_error": (403, "Your API key does not have permission to use the specified resource."),
+    "api_error": (500, "Internal server error"),
+    "timeout_error": (504, "Request timeout"),
+}
 
 
 @dataclass

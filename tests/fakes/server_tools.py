@@ -273,12 +273,13 @@ class ServerTools:
         return content, stop, {"web_search_requests": searches, "web_fetch_requests": fetches}
 
     # -- checking ------------------------------------------------------------------------
-    def check(self, body: Mapping[str, Any], *, supported: bool = True) -> None:
+    def check(self, body: Mapping[str, Any], *, supported: bool = True, fetch: bool = True) -> None:
         """Raise InvalidRequest for what the real API refuses in a request's server tool use
-        (``supported``: whether the request's model takes the web tools)."""
+        (``supported``: whether the request's model takes the web tools; ``fetch``: whether it takes
+        web_fetch, which Claude Opus 5 does not: Claude Opus 5 migration guide)."""
         declared = _declared(body)
         for name in declared:
-            if not supported and name in ("web_search", "web_fetch"):
+            if (not supported and name in ("web_search", "web_fetch")) or (not fetch and name == "web_fetch"):
                 raise InvalidRequest(f"tools: '{name}' is not supported on {body.get('model')}")
         if ("web_search" in declared or "web_fetch" in declared) and not self.enabled:
             raise InvalidRequest(NOT_ENABLED)
@@ -314,8 +315,9 @@ class ServerTools:
             missing = [u for u in uses if not any(
                 isinstance(b, Mapping) and b.get("type") in SERVER_RESULT_BLOCKS and str(b.get("tool_use_id")) == u
                 for b in content)]  # fmt: skip
-            last = i == len(body.get("messages") or []) - 1
-            if missing and not last:
+            messages = body.get("messages") or []
+            last = i == len(messages) - 1
+            if missing and not last and not _continued(content, messages[i + 1], missing):
                 raise InvalidRequest(
                     f"messages.{i}: `server_tool_use` ids were found without a result block: {', '.join(missing)}"
                 )
@@ -344,6 +346,21 @@ class ServerTools:
             raise InvalidRequest(
                 f"messages.{len(messages) - 1}: the content of a paused turn must be sent back unchanged"
             )
+
+
+def _continued(content: list[Any], following: Any, missing: list[str]) -> bool:
+    """An assistant turn that ends in its one unfinished ``server_tool_use``, followed by a user message that
+    starts with ``tool_result`` blocks: a valid continuation (issue 30 item 8, from the tool-use pages: the
+    turn goes on after the client's results; the page's exact wording was not found in the search corpus)."""
+    tail = content[-1] if content else None
+    ends_unfinished = (
+        isinstance(tail, Mapping) and tail.get("type") == "server_tool_use" and missing == [str(tail.get("id"))]
+    )
+    if not ends_unfinished or not isinstance(following, Mapping) or following.get("role") != "user":
+        return False
+    blocks = following.get("content")
+    first = blocks[0] if isinstance(blocks, list) and blocks else None
+    return isinstance(first, Mapping) and first.get("type") == "tool_result"
 
 
 def _plain(value: Any) -> Any:
