@@ -403,6 +403,19 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "💰 Usage (summaries and tools included, estimated cost)\nToday: {q_today} questions, "
         "{tokens_today} → {cost_today}\nIn total: {q_total} questions, {tokens_total} → {cost_total}",
     },
+    "stats.terminal_header": {
+        "ko": "💰 사용량 (요약·도구 포함, 예상 비용)",
+        "en": "💰 Usage (summaries and tools included, estimated cost)",
+    },
+    "stats.chat": {
+        "ko": "이 대화 ({chat}, 전체): 질문 {q}개, {tokens}",
+        "en": "This conversation ({chat}, in total): {q} questions, {tokens}",
+    },
+    "stats.today": {"ko": "오늘 (터미널): 질문 {q}개, {tokens}", "en": "Today (terminal): {q} questions, {tokens}"},
+    "stats.month": {
+        "ko": "이번 달 (터미널): 질문 {q}개, {tokens}",
+        "en": "This month (terminal): {q} questions, {tokens}",
+    },
     "stats.searches": {
         "ko": " · 웹 검색 {n}회",
         "en": " · {n} web searches",

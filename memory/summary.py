@@ -133,17 +133,24 @@ class SummaryMemory:
                 return Compaction("busy")
             return await self._compact_locked(chat_id)
 
-    async def _compact_locked(self, chat_id: int | str) -> Compaction:
+    def due(self, chat_id: int | str) -> bool:
+        """Whether ``compact`` would summarize something now (reads files: call it off the event loop)."""
+        return self.enabled and self._plan(chat_id)[3] > 0
+
+    def _plan(self, chat_id: int | str) -> tuple[Summary | None, Summary | None, list[Entry], int]:
+        """(the stored summary, the same if it still matches the transcript, the entries after it (at
+        most what one compaction looks at), how many of them to summarize now)."""
         budget = self.budget
-        stored = await asyncio.to_thread(self.store.read, chat_id)
+        stored = self.store.read(chat_id)
         current = stored if stored is not None and self.store.matches(chat_id, stored) else None
         start = current.end if current else 0
         limit = budget.chunk_messages + budget.keep_messages + 2
-        entries = await asyncio.to_thread(
-            lambda: list(itertools.islice(self.transcript.read(chat_id, start=start), limit))
-        )
-        complete = len(entries) < limit
-        n = plan_eviction([e.data for e in entries], budget, complete=complete)
+        entries = list(itertools.islice(self.transcript.read(chat_id, start=start), limit))
+        return stored, current, entries, plan_eviction([e.data for e in entries], budget, complete=len(entries) < limit)
+
+    async def _compact_locked(self, chat_id: int | str) -> Compaction:
+        budget = self.budget
+        stored, current, entries, n = await asyncio.to_thread(self._plan, chat_id)
         if n == 0:
             return Compaction("idle", summary=current)
         evicted = entries[:n]

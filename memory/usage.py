@@ -222,6 +222,17 @@ class UsageLedger:
     def user_total(self, user: str) -> Tally:
         return self._tally("total", "users", user)
 
+    def user_month(self, user: str, month: str) -> Tally:
+        """The user's days of ``month`` (``YYYY-MM``) added up (per-day rows are kept KEEP_DAYS days)."""
+        with self._lock:
+            days = [d for day, d in self._view["days"].items() if day.startswith(f"{month}-")]
+            sums: Data = {"q": 0, "m": {}}
+            for groups in days:
+                entity = groups.get("users", {}).get(user)
+                if entity is not None:
+                    _add_entity(sums, entity)
+        return Tally(int(sums["q"]), sums["m"], int(sums.get("w", 0)))
+
     def chat_day(self, chat: str, day: str) -> Tally:
         return self._tally("days", day, "chats", chat)
 

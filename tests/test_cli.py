@@ -28,10 +28,10 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import convo
 
 
-def run_chat(assistant: Assistant, *lines: str, lang: str = "ko", chat: str = "local", catch_sigint: bool = False):
+def run_chat(assistant: Assistant, *lines: str, lang: str = "ko", chat: str = "local"):
     """Run a whole session over ``lines`` (as piped stdin); returns (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
-    session = ChatSession(assistant, chat, out=out, err=err, lang=lang, catch_sigint=catch_sigint)
+    session = ChatSession(assistant, chat, out=out, err=err, lang=lang)
     stdin = io.StringIO("".join(f"{line}\n" for line in lines))
     rc = session.run(stream_reader(stdin))
     return rc, out.getvalue(), err.getvalue()
@@ -240,23 +240,24 @@ def test_a_failing_command_does_not_end_the_loop(transcript: Transcript, fake_mo
 def test_an_unexpected_error_does_not_end_the_loop(assistant: Assistant, transcript: Transcript, fake_model: FakeModel):
     fake_model.queue(RuntimeError("boom"))
     rc, out, err = run_chat(assistant, "첫 질문", "두 번째")
-    assert rc == 0
+    assert rc == 1  # a question went unanswered
     assert err.strip() == f"{error_text('internal')} (RuntimeError)"
     assert contents(transcript) == ["두 번째", "echo: 두 번째"]
 
 
 def test_maintain_runs_after_each_answer_was_printed(transcript: Transcript, fake_model: FakeModel):
     out = io.StringIO()
-    seen: list[str] = []
+    seen: list[tuple[str, bool]] = []
 
     class Watching(Assistant):
-        async def maintain(self, chat_id):
-            seen.append(out.getvalue())
+        async def maintain(self, chat_id, *, user_id=None, wait=True):
+            seen.append((out.getvalue(), wait))
 
     session = ChatSession(Watching(transcript=transcript, model=fake_model), "local", out=out)
     session.run(stream_reader(io.StringIO("q1\nq2\n")))
     assert len(seen) == 2
-    assert seen[0].endswith("echo: q1\n") and seen[1].endswith("echo: q2\n")
+    assert seen[0][0].endswith("echo: q1\n") and seen[1][0].endswith("echo: q2\n")
+    assert [wait for _, wait in seen] == [False, False]  # started in the background, never awaited
 
 
 class SlowModel(FakeModel):
@@ -289,7 +290,6 @@ def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
         "느린 질문",
         "/history",
         "/retry",
-        catch_sigint=True,
     )
     assert rc == 0 and model.cancelled == 1
     assert err.strip() == cli_texts.text("cancelled")
@@ -302,20 +302,34 @@ def test_ctrl_c_during_an_answer_cancels_it(transcript: Transcript):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_ctrl_c_at_the_prompt_quits(assistant: Assistant, fake_model: FakeModel):
+def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_leaves(assistant: Assistant, fake_model: FakeModel):
     reads: list[str] = []
+    keys: list[str | BaseException | None] = ["하나", KeyboardInterrupt(), "둘", None]  # None: Ctrl-D
 
     def read(prompt: str) -> str | None:
         reads.append(prompt)
-        if len(reads) == 1:
-            return "하나"
-        raise KeyboardInterrupt
+        key = keys.pop(0)
+        if isinstance(key, BaseException):
+            raise key
+        return key
 
     out = io.StringIO()
     rc = ChatSession(assistant, "local", out=out, interactive=True).run(read)
-    assert rc == 0 and reads == [cli_chat.PROMPT, cli_chat.PROMPT]
-    assert len(fake_model.calls) == 1
-    assert out.getvalue().endswith(f"echo: 하나\n\n\n{cli_texts.text('bye')}\n")
+    assert rc == 0 and reads == [cli_chat.PROMPT] * 4
+    assert [c.last_user_text for c in fake_model.calls] == ["하나", "둘"]  # the session went on after Ctrl-C
+    assert out.getvalue().endswith(f"echo: 둘\n\n\n{cli_texts.text('bye')}\n")
+
+
+def test_ctrl_c_reading_piped_input_stops_with_status_130(assistant: Assistant, fake_model: FakeModel):
+    lines: list[str | None] = ["하나"]
+
+    def read(prompt: str) -> str | None:
+        if lines:
+            return lines.pop()
+        raise KeyboardInterrupt
+
+    rc = ChatSession(assistant, "local", out=io.StringIO()).run(read)
+    assert rc == cli_chat.INTERRUPTED == 130 and len(fake_model.calls) == 1
 
 
 # -- main(): argv, settings, the console script -------------------------------------------
@@ -368,8 +382,9 @@ def test_main_runs_a_session_with_the_real_client(
     monkeypatch.setattr(sys, "stdin", io.StringIO("hello from the keyboard\n/quit\n"))
     monkeypatch.setattr(sys, "argv", ["assistant-chat", "--chat", "kbd", "--data-dir", str(other)])
     assert cli_terminal.main() == 0
-    out = capsys.readouterr().out
-    assert "Claude terminal chat · chat kbd" in out and "echo: hello from the keyboard\n" in out
+    captured = capsys.readouterr()
+    # stdout is not a terminal: the answer only, no banner (and stderr is no terminal either)
+    assert captured.out == "echo: hello from the keyboard\n" and captured.err == ""
     assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "hello from the keyboard"}]
     assert contents(Transcript(other), "kbd") == ["hello from the keyboard", "echo: hello from the keyboard"]
 

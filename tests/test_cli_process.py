@@ -125,7 +125,7 @@ def test_python_m_bot_chat_needs_only_the_anthropic_key(
     out, err = p.stdout.decode(), p.stderr.decode()
     assert p.returncode == 0, err
     assert err == ""  # nothing on stderr: no log noise, no errors
-    assert f"대화 kbd · 데이터 {data_dir}" in out
+    assert out.startswith("기억해 둘게요.\n")  # stdout is a pipe: answers and command output only, no banner
     assert "기억해 둘게요.\n" in out and "나: 내 자전거 자물쇠 번호는 4719야\nClaude: 기억해 둘게요." in out
     assert out.rstrip().endswith("4719 였어요.")
     assert len(fake_anthropic.requests) == 2 and fake_anthropic.requests[0]["stream"] is True
@@ -179,7 +179,7 @@ def test_bad_chat_id_and_missing_key(cli_env, workdir: Path):
     assert p.returncode == 2 and p.stderr.decode().startswith("오류: ANTHROPIC_API_KEY 이(가) 설정되지 않았어요")
 
 
-def test_ctrl_c_cancels_the_answer_and_quits_at_the_prompt(
+def test_ctrl_c_cancels_the_answer_and_stops_piped_input(
     cli_env, workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
 ):
     gate = threading.Event()
@@ -193,12 +193,12 @@ def test_ctrl_c_cancels_the_answer_and_quits_at_the_prompt(
     assert chat.proc.poll() is None  # still running, back at the prompt
     chat.send("두 번째")
     chat.wait_for("echo: 두 번째\n")
-    # Ctrl-C at the prompt quits. The CLI shows no prompt on a pipe, so wait for the output of a
-    # command that runs nothing afterwards (no storing, no compaction): then it is back at the prompt,
-    # or about to be (a busy machine can hold it between the two)
+    # Ctrl-C at the prompt of piped input stops the script (status 130). The CLI shows no prompt on a
+    # pipe, so wait for the output of a command that runs nothing afterwards (no storing, no
+    # compaction): then it is back at the prompt, or about to be (a busy machine can hold it between)
     chat.send("/help")
     chat.wait_for(cli_texts.layout_help(cli_texts.text("help"), 80).splitlines()[-1])  # laid out for 80 columns
-    assert chat.quit_with_ctrl_c() == 0
+    assert chat.quit_with_ctrl_c() == cli_chat.INTERRUPTED
     assert [m["content"] for m in stored(data_dir, "sig")] == ["두 번째", "echo: 두 번째"]
     assert "Traceback" not in chat.text("err")
 

@@ -257,8 +257,12 @@ def test_help_is_aligned_and_never_breaks_a_word_in_a_terminal(tmp_path, data_di
     try:
         chat.wait_prompt(1)
         chat.type("/help\r")
-        # the prompt again, at the start of a line (the help itself holds "> " in "<text> ")
-        chat.wait_for(lambda raw: raw.count(b"\n> ") >= 2 and raw.endswith(b"> "), "the prompt after /help")
+        # the prompt again, at the start of a line (the help itself holds "> " in "<text> "); readline
+        # turns bracketed paste mode on (ESC [ ? 2004 h) just before each prompt
+        chat.wait_for(
+            lambda raw: (r := raw.replace(b"\x1b[?2004h", b"")).count(b"\n> ") >= 2 and r.endswith(b"> "),
+            "the prompt after /help",
+        )
         rows = chat.term().rows()
     finally:
         chat.quit()

@@ -2,6 +2,8 @@
 ``python -m bot search``.
 
 - terminal.py: the chat as a program (command line, settings, readline); ``main()``
+- loop.py: the session's event loop in a thread of its own; Ctrl-C kept for the main thread
+- conversations.py: the list of conversations (/chats, --list)
 - chat.py: one chat session, its loop and its turns (question, answer, Ctrl-C)
 - commands.py: the chat's slash commands
 - texts.py: the chat's own texts and its language

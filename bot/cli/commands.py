@@ -1,5 +1,5 @@
 """The slash commands of the terminal chat: /help, /history, /summary, /search, /memory, /remember,
-/forget, /reminders, /model, /export, /reset, /retry and /quit.
+/forget, /reminders, /model, /chats, /stats, /export, /reset, /retry and /quit.
 
 ``SlashCommands`` is the part of ``ChatSession`` (bot/cli/chat.py) that answers a line starting with
 '/'. The commands both front ends share give the same texts as in Telegram (bot/commands/); the
@@ -12,6 +12,7 @@ import asyncio
 import shutil
 from typing import TYPE_CHECKING, TextIO
 
+from bot.cli.conversations import conversations_text, pick
 from bot.cli.texts import layout_help, text
 from bot.cli.transfer import export_here
 from bot.commands.facts import forget_text, memory_text, remember_text
@@ -20,14 +21,17 @@ from bot.commands.reminders import reminders_text
 from bot.commands.search import search_text
 from bot.tools.reminders import is_telegram_chat
 from memory.content import display_text
+from memory.conversations import list_conversations
 
 if TYPE_CHECKING:
+    from bot.commands.usage import TerminalUsage
     from bot.core.ask import Assistant
+    from memory.conversations import Conversation
     from memory.reminders import ReminderStore
 
 COMMANDS = (
-    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/export",
-    "/reset", "/retry", "/quit",
+    "/help", "/history", "/summary", "/search", "/memory", "/remember", "/forget", "/reminders", "/model", "/chats",
+    "/stats", "/export", "/reset", "/retry", "/quit",
 )  # fmt: skip
 
 
@@ -38,15 +42,17 @@ class SlashCommands:
     chat_id: str
     lang: str
     reminders: ReminderStore | None
+    usage: TerminalUsage | None
+    _listed: list[Conversation]  # the last list /chats showed (its numbers)
     out: TextIO
-    _cancelled: str | None
-    _failed: str | None
 
     if TYPE_CHECKING:  # provided by ChatSession
 
         def say(self, message: str) -> None: ...
 
         def error(self, message: str) -> None: ...
+
+        def note(self, message: str) -> None: ...
 
         async def retry(self) -> None: ...
 
@@ -71,9 +77,14 @@ class SlashCommands:
         elif command == "/model":
             argument = line.split(maxsplit=1)[1] if " " in line else ""
             self.say(await model_text(self.assistant.model, argument, self.lang))
+        elif command == "/chats":
+            await self.chats(line.split(maxsplit=1)[1].strip() if " " in line else "")
+        elif command == "/stats" and self.usage is not None:
+            self.say(await asyncio.to_thread(self.usage.text, self.chat_id, self.lang))
         elif command == "/export":
             root, out = self.assistant.transcript.root, self.out
-            self.say(await asyncio.to_thread(export_here, root, self.chat_id, line, self.lang, out))
+            # the export itself goes to ``out``; how many were written is a notice (stderr on a pipe)
+            self.note(await asyncio.to_thread(export_here, root, self.chat_id, line, self.lang, out))
         elif command == "/reset":
             await self.reset()
         elif command == "/retry":
@@ -82,8 +93,30 @@ class SlashCommands:
             self.error(text("unknown", self.lang, cmd=command, commands=" ".join(COMMANDS)))
         return True
 
+    async def chats(self, argument: str) -> None:
+        """/chats lists the conversations; /chats <number|name> continues one (an archived one is
+        brought back as its chat's current conversation, the current one archived first)."""
+        transcript, tz = self.assistant.transcript, self.assistant.timezone
+        if not argument:
+            self._listed = await asyncio.to_thread(list_conversations, transcript)
+            self.say(conversations_text(self._listed, self.chat_id, tz, self.lang))
+            return
+        conversation = await asyncio.to_thread(pick, transcript, argument, self._listed)
+        if conversation is None:
+            self.error(text("chats.unknown", self.lang, name=argument))
+            return
+        self._listed = []  # the numbers change with the move
+        if conversation.archived:
+            previous = await self.assistant.resume(conversation)
+            lines = [text("chats.resumed", self.lang, name=conversation.name, chat=conversation.chat_id)]
+            if previous:
+                lines.append(text("chats.put_aside", self.lang, previous=previous))
+            self.note(" ".join(lines))
+        self.chat_id = conversation.chat_id
+        n = len(await asyncio.to_thread(self.assistant.history, self.chat_id))
+        self.note(text("chats.switched", self.lang, chat=self.chat_id, n=n))
+
     async def reset(self) -> None:
-        self._cancelled = self._failed = None
         name = await self.assistant.reset(self.chat_id)
         self.say(text("reset.done", self.lang, name=name) if name else text("reset.empty", self.lang))
 

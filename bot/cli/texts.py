@@ -50,12 +50,16 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /forget <번호>     사실 잊게 하기 (/forget all: 모두, 파일은 보관)\n"
         "  /reminders         예정된 알림 보기 (/reminders cancel <번호>: 취소; 알림은 텔레그램 봇이 보내요)\n"
         "  /model [id]        모델과 그 기능 보기, 다른 모델로 바꾸기 (재시작해도 유지)\n"
+        "  /chats [번호|이름]  대화 목록 보기, 다른 대화 이어가기 (보관한 대화도)\n"
+        "  /stats     사용량과 예상 비용 (이 대화, 오늘, 이번 달)\n"
         "  /export [md] [파일]  대화 기록 전체(보관·가져온 대화 포함)를 파일로, 없으면 화면으로\n"
         "  /reset     새 대화 시작 (이전 대화는 보관, 지우지 않아요)\n"
         "  /retry     마지막 질문 다시 보내기 (실패·취소한 질문, 아니면 마지막 답을 새로 받기)\n"
-        "  /quit      끝내기 (Ctrl-D, 프롬프트에서 Ctrl-C 도 같아요)\n"
+        "  /quit      끝내기 (Ctrl-D 도 같아요; 프롬프트에서 Ctrl-C 는 쓰던 줄을 지워요)\n"
         "  /help      이 도움말\n"
-        "빈 줄은 무시해요. '/' 로 시작하는 질문은 '//' 로 시작해 보내세요. 답을 받는 중 Ctrl-C 는 그 답만 취소해요.",
+        "빈 줄은 무시해요. '/' 로 시작하는 질문은 '//' 로 시작해 보내세요. 답을 받는 중 Ctrl-C 는 그 답만 취소해요.\n"
+        "여러 줄 질문: 붙여넣은 글은 통째로 한 질문이에요 (Enter 로 보내요). 직접 칠 때는 줄 끝에 \\ 를 붙이거나, "
+        '""" 만 있는 줄로 시작해 """ 로 끝나는 줄까지 쓰세요.',
         "en": "Commands:\n"
         "  /history   show the recent conversation sent with the next question\n"
         "  /summary   show the summary of older conversation\n"
@@ -65,13 +69,17 @@ TEXTS: dict[str, dict[str, str]] = {
         "  /forget <number>   make it forget a fact (/forget all: every one; the file is archived)\n"
         "  /reminders         pending reminders (/reminders cancel <number>; the Telegram bot delivers them)\n"
         "  /model [id]        the model and its capabilities; switch to another (kept across restarts)\n"
+        "  /chats [n|name]    list the conversations; continue another (archived ones too)\n"
+        "  /stats     usage and estimated cost (this conversation, today, this month)\n"
         "  /export [md] [FILE]  the whole history (archived, imported included) to FILE, else to the screen\n"
         "  /reset     start a new conversation (the old one is archived, nothing deleted)\n"
         "  /retry     send the last question again (a failed or cancelled one, else get a new last answer)\n"
-        "  /quit      leave (so do Ctrl-D, and Ctrl-C at the prompt)\n"
+        "  /quit      leave (so does Ctrl-D; Ctrl-C at the prompt clears the line)\n"
         "  /help      this help\n"
         "Empty lines are ignored. Start a question that begins with '/' with '//'. "
-        "Ctrl-C while an answer arrives cancels just that answer.",
+        "Ctrl-C while an answer arrives cancels just that answer.\n"
+        "Multi-line questions: a paste is one question (Enter sends it). When typing, end a line with \\ to go on, "
+        'or start with a line of """ and end with a line ending in """.',
     },
     "history.empty": {"ko": "(아직 대화가 없어요)", "en": "(no conversation yet)"},
     "history.header": {
@@ -108,6 +116,37 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Unknown command: {cmd}. Commands: {commands} (/help)",
     },
     "bye": {"ko": "안녕히 가세요.", "en": "Bye."},
+    # -- conversations (/chats, chat --list, chat -c) --
+    "chats.header": {
+        "ko": "대화 목록 (최근 순, * 지금 대화; /chats 번호 또는 이름: 이어가기):",
+        "en": "Conversations (most recent first, * this one; /chats NUMBER or /chats NAME continues one):",
+    },
+    "chats.header_list": {
+        "ko": "대화 목록 (최근 순; --chat 이름 또는 -c 로 이어가기):",
+        "en": "Conversations (most recent first; --chat NAME or -c continues one):",
+    },
+    "chats.none": {"ko": "아직 대화가 없어요.", "en": "No conversations yet."},
+    "chats.archived": {"ko": "보관됨", "en": "archived"},
+    "chats.switched": {
+        "ko": "대화 {chat} 를 이어가요 (최근 메시지 {n}개를 기억해요).",
+        "en": "Now in conversation {chat} ({n} recent messages in memory).",
+    },
+    "chats.resumed": {
+        "ko": "보관했던 대화 {name} 을 대화 {chat} 의 지금 대화로 되살렸어요.",
+        "en": "The archived conversation {name} is conversation {chat}'s current one again.",
+    },
+    "chats.put_aside": {
+        "ko": "그 전 대화는 archive/{previous} 로 보관했어요 (지우지 않았어요).",
+        "en": "The one before was archived as archive/{previous} (nothing deleted).",
+    },
+    "chats.unknown": {
+        "ko": "그런 대화가 없어요: {name}. /chats 로 목록을 보세요.",
+        "en": "No conversation {name}; /chats lists them.",
+    },
+    "upkeep.finishing": {
+        "ko": "기억 정리(색인·요약)를 마저 하는 중이에요… (Ctrl-C: 건너뛰기, 다음에 해요)",
+        "en": "Finishing the memory upkeep (index, summary)… (Ctrl-C skips it till next time)",
+    },
     # -- start-up: a problem stops the chat, a note is said and the chat starts
     "start.error": {"ko": "오류: {message}", "en": "error: {message}"},
     "start.note": {"ko": "참고: {message}", "en": "note: {message}"},

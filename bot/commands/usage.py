@@ -1,4 +1,5 @@
-"""The usage lines of /stats (a chat, today and in total) and the owner's /stats all (per person).
+"""The usage lines of /stats (a chat, today and in total), the owner's /stats all (per person) and the
+terminal's /stats (this conversation, today and this month at the keyboard).
 
 Read from the ledger (memory/usage.py), priced with bot/claude/pricing.py: a model without a price is
 named as "price unknown" instead of being guessed.
@@ -66,6 +67,40 @@ def chat_usage_text(limits: Limits, prices: PriceTable, chat_id: int | str, lang
         tokens_total=tokens_text(total, lang),
         cost_total=cost_text(total, prices, lang),
     )
+
+
+def terminal_usage_text(limits: Limits, prices: PriceTable, chat_id: int | str, lang: str) -> str:
+    """The terminal's /stats: this conversation (in total), and everything asked at the keyboard today
+    and this month, with the estimated cost (every model call: answers, tools and summaries)."""
+    ledger = limits.ledger
+    day = limits.day()
+    rows = [
+        ("stats.chat", ledger.chat_total(str(chat_id))),
+        ("stats.today", ledger.user_day(TERMINAL, day)),
+        ("stats.month", ledger.user_month(TERMINAL, day[:7])),
+    ]
+    lines = [t("stats.terminal_header", lang)]
+    for key, tally in rows:
+        line = t(key, lang, chat=chat_id, q=number(tally.questions), tokens=tokens_text(tally, lang))
+        lines.append(f"{line} → {cost_text(tally, prices, lang)}")
+    return "\n".join(lines)
+
+
+class TerminalUsage:
+    """The usage of the owner at the keyboard: counts the terminal's questions and answers its /stats."""
+
+    def __init__(self, limits: Limits, prices: PriceTable) -> None:
+        self.limits = limits
+        self.prices = prices
+
+    def question(self, chat_id: int | str) -> None:
+        """Count a question asked in the terminal (never limited). Cheap: in memory."""
+        self.limits.admit(None, chat_id, exempt=True, hold=False)
+
+    def text(self, chat_id: int | str, lang: str) -> str:
+        """The /stats text, with what the Telegram bot recorded meanwhile (reads the ledger's file)."""
+        self.limits.ledger.refresh()
+        return terminal_usage_text(self.limits, self.prices, chat_id, lang)
 
 
 def all_users_text(limits: Limits, prices: PriceTable, label: Callable[[str], str], lang: str) -> str:

@@ -53,6 +53,7 @@ from bot.tools.facts import fact_tools
 from bot.tools.recall import recall_tools
 from bot.tools.web import WebSearch, supports_web_search
 from memory.content import content_text
+from memory.conversations import Conversation, unarchive
 from memory.facts import FactStore
 from memory.pending import PendingStore
 from memory.recall import RecallIndex
@@ -178,7 +179,7 @@ class Assistant(ChatMemory):
         the photo again from its stored file id).
         """
         async with self.lock(chat_id):
-            failed = self._failed.get(str(chat_id)) or await asyncio.to_thread(self._load_pending, chat_id)
+            failed = await self._unanswered(chat_id)
             if failed is not None:
                 question, was_retry = failed
                 if user_id is not None:
@@ -199,6 +200,14 @@ class Assistant(ChatMemory):
             # the new answer replaces the old one only when that was the last turn
             replaces = asked[-1] == len(turns) - 1
             return q, await self._ask_locked(chat_id, q, on_text=on_text, retry=replaces)
+
+    async def unanswered(self, chat_id: ChatId) -> Question | None:
+        """The question ``retry`` would ask again because it got no answer (failed or cancelled), if any."""
+        failed = await self._unanswered(chat_id)
+        return failed[0] if failed is not None else None
+
+    async def _unanswered(self, chat_id: ChatId) -> tuple[Question, bool] | None:
+        return self._failed.get(str(chat_id)) or await asyncio.to_thread(self._load_pending, chat_id)
 
     async def _ask_locked(self, chat_id: ChatId, q: Question, *, on_text: TextCallback | None, retry: bool) -> Answer:
         asked_at = self.now()
@@ -226,6 +235,12 @@ class Assistant(ChatMemory):
                 sources=tuple((s.title, s.url) for s in result.web.sources[:MAX_SOURCES]),
                 note=result.note,
             )
+        except asyncio.CancelledError:
+            # cancelled (Ctrl-C in the terminal, a shutdown): the question is kept for /retry like a
+            # failed one, and replaces an older failed one (in memory and in <chat>.pending.json)
+            self._failed[str(chat_id)] = (q, retry)
+            await _finish_despite_cancel(asyncio.to_thread(self._save_pending, chat_id, q, retry, asked_at))
+            raise
         except ModelError as e:
             log.warning("chat %s: model call failed (%s)", chat_id, e.kind)
             if e.kind == "refusal":
@@ -389,6 +404,22 @@ class Assistant(ChatMemory):
             stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
             path = await asyncio.to_thread(self._archive_files, chat_id, stamp)
             return path.name if path else None
+
+    async def resume(self, conversation: Conversation) -> str | None:
+        """Make an archived conversation (memory/conversations.py) its chat's current one again.
+
+        The chat's current conversation is archived first, as by ``reset``; returns its archive's
+        file name, or None when there was none. Nothing is deleted.
+        """
+        chat_id = conversation.chat_id
+        async with self.lock(chat_id):
+            name = await self.reset(chat_id)
+            await asyncio.to_thread(self._unarchive, conversation)
+            return name
+
+    def _unarchive(self, conversation: Conversation) -> None:
+        with self.memory.store.lock(conversation.chat_id, blocking=True):
+            unarchive(self.transcript, conversation)
 
 
 def _release(held: list[Held]) -> None:

@@ -67,6 +67,16 @@ class Upkeep:
         except Exception:
             log.warning("chat %s: compaction failed; the previous summary is kept", chat_id, exc_info=True)
 
+    @property
+    def busy(self) -> bool:
+        """Whether some chat's upkeep is still running."""
+        return any(not t.done() for t in self._tasks.values())
+
+    async def drain(self) -> None:
+        """Wait until every running upkeep task is done (a front end leaving lets them finish)."""
+        while tasks := [t for t in self._tasks.values() if not t.done()]:
+            await asyncio.wait(tasks)
+
     async def cancel(self, chat_id: int | str) -> None:
         task = self._tasks.get(str(chat_id))
         if task is not None and not task.done():
