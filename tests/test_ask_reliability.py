@@ -22,8 +22,9 @@ class GateModel(FakeModel):
         self.gate = asyncio.Event()
 
     async def complete(self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None,
-                       on_tool=None):  # fmt: skip
-        chat = messages[-1]["content"].split(":")[0]
+                       on_tool=None, **kw):  # fmt: skip
+        content = messages[-1]["content"]  # a string, or blocks (the question first)
+        chat = (content if isinstance(content, str) else content[0]["text"]).split(":")[0]
         self.active[chat] = self.active.get(chat, 0) + 1
         self.peak[chat] = max(self.peak.get(chat, 0), self.active[chat])
         try:
@@ -39,6 +40,8 @@ async def test_one_chat_runs_one_turn_at_a_time_while_chats_run_in_parallel(tran
     tasks = [asyncio.create_task(a.ask(1, f"one:{i}")) for i in range(5)]
     tasks += [asyncio.create_task(a.ask(2, f"two:{i}")) for i in range(5)]
     while sum(model.active.values()) < 2:  # both chats reached the model …
+        failed = [t for t in tasks if t.done()]
+        assert not failed, failed[0].exception()  # a turn that died before the model would spin here forever
         await asyncio.sleep(0)
     for _ in range(20):  # … and give every other task the chance to get there too
         await asyncio.sleep(0)

@@ -269,7 +269,7 @@ class SlowModel(FakeModel):
         self.cancelled = 0
 
     async def complete(
-        self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None, on_tool=None
+        self, *, system, messages, max_tokens=None, on_text=None, tools=None, tool_choice=None, on_tool=None, **kw
     ) -> Reply:
         if self.slow:
             self.slow = False

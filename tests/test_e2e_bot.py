@@ -58,7 +58,8 @@ def test_failed_model_call_stores_nothing_and_the_next_question_works(
     start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
 ):
     start_bot(**FAST)
-    fake_anthropic.reply(Error(400, "invalid_request_error", "boom"))
+    # a 400 on a request with a mid-conversation system message is asked once more in the other layout
+    fake_anthropic.reply(Error(400, "invalid_request_error", "boom"), Error(400, "invalid_request_error", "boom"))
     fake_telegram.send_text(CHAT, "첫 질문")
     reply = fake_telegram.wait_sent(CHAT)[0]
     assert reply.startswith("⚠️")

@@ -57,7 +57,7 @@ def test_owner_imports_last_years_chatgpt_and_recall_answers_with_its_date(
     assert "새로 가져올 것이 없어요: 메시지 2개" in ask(tg, send=lambda: send_export("exp-2"))  # again: nothing new
 
     fake_anthropic.reply("4719예요.")
-    assert ask(tg, "내 자전거 자물쇠 번호 뭐였지? Brompton lock code") == "4719예요."
+    assert ask(tg, "What was the lock code of my Brompton bike?") == "4719예요."
     request = fake_anthropic.requests[-1]
     # where the related-memories block sits is the prompt's business (the trust-boundaries work moves it
     # from the per-turn system message into the user turn): here, that it is there with its date
