@@ -19,7 +19,8 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
 - ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
   the one it is true of);
 - and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does
-  not relate to their evidence (bench.recall_persona_hard).
+  not relate to their evidence (bench.recall_persona_hard), episodes mentioned again in passing in later
+  sessions, questions about both people and inferences from several episodes (bench.recall_persona_spread).
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
@@ -36,12 +37,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench import recall_persona_hard
+from bench import recall_persona_hard, recall_persona_spread
 
 LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
 
@@ -344,16 +345,19 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
                 again = rnd.randrange(s + 2, sessions)
                 plan[again].append((topic, subject, values, True))
             lives.append((topic, subject, values, s, again))
+    spread = (
+        recall_persona_spread.Spread(seed, [(t.key, s, v, si) for t, s, v, si, _ in lives], sessions) if hard else None
+    )  # mentioned again in passing
     start = datetime(2022, 3, 1, 9, 0) + timedelta(days=rnd.randrange(400))
     files: dict[str | None, list[dict[str, object]]] = {}
-    evidence: dict[tuple[int, bool, int], tuple[str | None, int]] = {}  # (id(values), again, say index) -> line
+    evidence: dict[Hashable, tuple[str | None, int]] = {}  # (id(values), again, say index) or a mention's -> line
     when = start
     for si in range(sessions):
         when += timedelta(days=rnd.randint(4, 24), minutes=rnd.randint(-300, 300))
         when = when.replace(hour=rnd.randint(8, 21), minute=rnd.randint(0, 59))
         fname = None if layout != "sessions" else f"chat{seed}.{when:%Y%m%dT%H%M%S}Z.jsonl"
         lines = files.setdefault(fname, [])
-        turns: list[tuple[str, str, tuple[int, bool, int] | None]] = []
+        turns: list[tuple[str, str, Hashable | None]] = []
         opener = rnd.choice((a, b))
         other_of = {a: b, b: a}
 
@@ -363,7 +367,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
         hello = _fmt(rnd.choice(SMALL[:4]), {"o": rnd.choice((other_of[opener], who[other_of[opener]][0]))})
         turns.append((opener, hello, None))
         turns.append((other_of[opener], small(other_of[opener]), None))
-        blocks: list[list[tuple[str, str, tuple[int, bool, int] | None]]] = []
+        blocks: list[list[tuple[str, str, Hashable | None]]] = []
         for topic, subject, values, again in plan[si]:
             friend = other_of[subject]
             full = {
@@ -392,6 +396,8 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
             turns.append((other_of[last], small(other_of[last]), None))
         last = turns[-1][0]
         turns.append((other_of[last], _fmt(rnd.choice(SMALL[16:20]), {"o": last}), None))
+        if spread is not None:
+            spread.at(si, turns)
         for speaker, text, key in turns:
             role = "user" if speaker == a or layout == "oneside" else "assistant"
             msg: dict[str, object] = {"role": role, "content": text if layout == "plain" else f"{speaker}: {text}"}
@@ -430,13 +436,15 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
                 evs = [evidence.get((id(values), r.startswith("a"), int(r.lstrip("a")))) for r in refs]
                 if all(evs):
                     questions.append(Question(_fmt(q, full), "multi", [e for e in evs if e]))
+    episodes = {evidence[(id(v), False, 0)]: (t.key, s) for t, s, v, _, _ in lives if (id(v), False, 0) in evidence}
     for cat, qs in MULTI_CATS.items():
         for subject in (a, b):
             evs = [evidence.get((id(v), False, 0)) for t, s, v, _, _ in lives if s == subject and t.cat == cat]
             evs = [e for e in evs if e]
             if len(evs) >= 2:
                 q = rnd.choice(qs)
-                questions.append(Question(_fmt(q, {"S": called(subject), "p": who[subject][1]}), "multi", evs[:4]))
+                evs = spread.widen(evs[:4], episodes, evidence) if spread is not None else evs[:4]
+                questions.append(Question(_fmt(q, {"S": called(subject), "p": who[subject][1]}), "multi", evs))
     if hard:  # asked in words the lexicon does not relate to their evidence (bench.recall_persona_hard)
 
         def told(key: str, subject: str, i: int) -> tuple[str | None, int] | None:
@@ -444,7 +452,13 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
             return evidence.get((id(found[0]), False, i)) if found else None
 
         extra = recall_persona_hard.questions(seed, [a, b], told, called, lambda s: who[s][1])
-        questions += [Question(text, kind, ev) for text, kind, ev in extra]
+        questions += [
+            Question(t, k, spread.widen(ev, episodes, evidence) if k == "multi" and spread else ev)
+            for t, k, ev in extra
+        ]
+        if spread is not None:
+            both = spread.questions((a, b), episodes, evidence, called, lambda s: who[s][1])
+            questions += [Question(text, kind, ev) for text, kind, ev in both]
     return Conversation(f"chat{seed}", files, questions, _never(seed, (a, b), {t.key for t, *_ in lives}, called))
 
 
