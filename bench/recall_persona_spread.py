@@ -15,7 +15,7 @@ camping trip, the hike and the garden). So, unless ``hard=False``:
 - ``both``: ``multi`` questions about the two people at once, their episodes and mentions as evidence;
 - ``infer``: ``open`` questions whose evidence is every episode and mention of a person's interest.
 
-Evidence lists are capped at ``CAP`` turns. Its own random stream: the conversation's other turns and
+Evidence lists are capped at ``CAP`` turns, ``FIRST`` of them episodes when there are mentions. Its own random stream: the conversation's other turns and
 questions stay those bench.recall_persona wrote, the mentions are added between them.
 """
 
@@ -25,7 +25,8 @@ import itertools
 import random
 from collections.abc import Callable, Hashable
 
-CAP = 6  # evidence turns of a question at most
+CAP = 5  # evidence turns of a question at most (as in public benchmarks: two to five)
+FIRST = 3  # of which episodes told, when there are mentions too
 
 # said in passing in a later session, by the person whose episode it is: (topic key) -> texts
 MENTIONS = {
@@ -109,7 +110,7 @@ class Spread:
     ) -> list[Line]:
         """``evs`` (lines telling episodes) with the mentions of those episodes, at most CAP."""
         more = _interleave([self.lines(*episodes[e], evidence) for e in evs if e in episodes])
-        return list(dict.fromkeys(evs + more))[: max(CAP, len(evs))]
+        return list(dict.fromkeys((evs[:FIRST] if more else evs) + more))[:CAP]
 
     def questions(
         self, people: tuple[str, str], episodes: dict[Line, tuple[str, str]], evidence: dict[Hashable, Line],
@@ -127,13 +128,13 @@ class Spread:
         for text, keys in BOTH:
             (ea, ma), (eb, mb) = about(a, keys), about(b, keys)
             if ea and eb:
-                evs = list(dict.fromkeys(ea + eb + _interleave([ma, mb])))[:CAP]
+                evs = list(dict.fromkeys(ea[:2] + eb[:2] + _interleave([ma, mb])))[:CAP]
                 out.append((text.format(A=called(a), B=called(b)), "multi", evs))
         for text, keys in INFER:
             for subject in people:
                 first, more = about(subject, keys)
                 if len(first) >= 2 and self.rnd.random() < 0.7:
-                    evs = list(dict.fromkeys(first + more))[:CAP]
+                    evs = list(dict.fromkeys(first[:FIRST] + more))[:CAP]
                     out.append((text.format(S=called(subject), p=pronoun(subject)), "open", evs))
         return out
 

@@ -49,6 +49,7 @@ from datetime import date
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
 from memory.recall.query import Query, parse
+from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
@@ -94,6 +95,7 @@ class Turn:
     similarity: float = 0.0  # its similarity in meaning to the query (Dense.similarity; 0 without meaning)
     closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
     related: bool = False  # above the relevance floor by its own words or its meaning (memory.recall.tuning)
+    echo: float = 0.0  # what it echoes of a better turn of another session (memory.recall.spread.echoes)
     score: float = 0.0
     near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
     neighbours_known: bool = False
@@ -244,25 +246,49 @@ def rank(
             return False
         return relevant(t.matched, t.relevance, t.share) if effort.relevant_only else True
 
-    best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
-    if not best:
-        return []
-    for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
-        own(t)
     floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
-    _score(pool, q, weights)
-    out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
-    out.sort(key=lambda t: (-t.score, -t.id))
-    if weights.duplicate < 1:
-        _penalise_repeats(out, weights.duplicate)
-    if weights.spread < 1:
-        _spread(out, weights.spread)
+
+    def scored() -> list[Turn]:
+        best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
+        for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
+            own(t)
+        _score(pool, q, weights)
+        out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
+        out.sort(key=lambda t: (-t.score, -t.id))
+        if weights.duplicate < 1:
+            _penalise_repeats(out, weights.duplicate)
+        return out
+
+    if not any(eligible(t) for t in pool.values()):
+        return []
+    out = scored()
     norm = max(q.total, 1.0)
     sure = floor and any(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
+    many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
+    kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
+    if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
+        found = echoes(
+            conn, chat.lo, chat.hi, chat.docs, dense if weights.echo_meaning else None, out, weights.echo_top,
+            weights.echo_count, weights.echo_words,
+        )  # fmt: skip
+        new = [i for i in found.ids if i not in pool]
+        _load(conn, pool, new)
+        for i in new:
+            if i in pool:
+                own(pool[i])
+        mark_echoes(found, pool.values(), weights.echo_min, chat.docs)
+        out = scored()
+        for t in out:
+            t.score += weights.echo * t.echo
+        out.sort(key=lambda t: (-t.score, -t.id))
+    if weights.spread < 1:
+        spread(out, weights.spread)
+    if kept and out[: len(kept)] != kept:
+        out = kept + [t for t in out if t not in kept]
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
     return out[:limit]
@@ -322,21 +348,6 @@ def _penalise_repeats(turns: list[Turn], share: float) -> None:
         if seen[key]:
             t.score *= share ** seen[key]
         seen[key] += 1
-    turns.sort(key=lambda t: (-t.score, -t.id))
-
-
-def _spread(turns: list[Turn], share: float) -> None:
-    """Results over the conversation's history, not one afternoon of it: each turn keeps ``share`` of its
-    score for every better turn of its session already ahead of it (the two turns of one exchange count
-    once); ``turns`` is sorted best first and stays so."""
-    ahead: Counter[int] = Counter()
-    taken: set[int] = set()
-    for t in turns:
-        partner = {n.id for k, n in t.near.items() if abs(k) == 1}
-        if ahead[t.session] and not partner & taken:
-            t.score *= share ** ahead[t.session]
-        ahead[t.session] += 1
-        taken.add(t.id)
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 

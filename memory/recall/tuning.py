@@ -139,6 +139,15 @@ class Weights:
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
     floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
     spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
+    # the steps of issue 32 (memory.recall.spread): results over the conversation's history
+    keep: int = 5  # the best places of the ranking before these steps that stay as they were
+    gate: bool = True  # only for a question asking for a list (spread.asks_for_many)
+    echo: float = 0.3  # adds this share of the score of a better turn of another session it is like (its echo)
+    echo_top: int = 5  # the best turns (one a session) whose echoes are looked for
+    echo_count: int = 10  # the turns most like each that join the candidates
+    echo_meaning: bool = True  # ... in meaning
+    echo_words: bool = True  # ... or by the rare terms they share (a place, a pet's name)
+    echo_min: float = 0.3  # the similarity to it from which a turn echoes it (around the chat's mean)
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -159,6 +168,7 @@ class Weights:
             asking=0.0,
             meaning=0.0,
             floor=False,
+            echo=0.0,
         )
 
 

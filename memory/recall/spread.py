@@ -1,0 +1,144 @@
+"""Results over the conversation's history, not one afternoon of it (issue 32): a step after the scores.
+
+A question whose answer is spread over many days ("What hobbies does Deb have?", "Which places have Mel
+and Caro been to?") finds its best-matching episodes first; the other days mention the same things in
+passing, in other words ("still unpacking boxes in Denver", "Luna stole a sock"), and rank far below the
+friend's chatter that shares the question's words. The step (switches of ``Weights``, memory.recall.tuning;
+measured by bench.recall_eval, each with and without):
+
+- ``echo``: the turns that echo the best ones. The ``echo_top`` best related turns (one a session) are
+  anchors; a turn said by the same person in another session echoes an anchor by its meaning (its
+  similarity to the anchor's vector around the chat's mean above ``echo_min``: memory.recall.meaning.
+  Dense.like, no model call) or by the rare terms it shares with it (a term of at most RARE turns of the
+  chat: a place, a pet's name, a trail), and gains ``echo`` times the anchor's score times how much it
+  echoes it. The ``echo_count`` turns most like each anchor, and those holding its rare terms, join
+  the candidates; a turn that echoes an anchor is related to the query (the relevance floor).
+- ``gate``: only for a question that asks for a list (``asks_for_many``: a plural noun, "both", "how
+  many", "what has X done", "들", "모두"); elsewhere the echoes of the best turn crowded out the evidence
+  of a question about the other person (bench.recall_eval's adversarial kind).
+- ``keep``: the ``keep`` best places stay as the ranking put them (the step only fills the places
+  after them; the automatic recall, with at most ``keep`` turns, is left as it was).
+
+Tried on the tuning seeds and left out (bench/RESULTS.md has the figures): per-episode coverage
+(round-robin over sessions after the best three), the closest turns in meaning of the person the
+question names, the question's vector moved towards its best turns (pseudo-relevance feedback), a
+question naming two people answered for each in turn. ``spread``: each turn keeps ``spread`` of its
+score for every better turn of its session ahead of it (the first attempt; off).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memory.recall.stem import stem
+
+if TYPE_CHECKING:
+    from memory.recall.meaning import Dense
+    from memory.recall.rank import Turn
+
+_MANY = re.compile(
+    r"\b(?:both|how many|how often|all the|ever|every)\b|\b(?:what|which|where|how)\b.*\b(?:has|have)\b"
+    r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
+)
+_WORD = re.compile(r"[A-Za-z]+")
+_NOT_PLURAL = frozenset("does has is was his hers its this us yes always perhaps sometimes lately news plus".split())
+
+
+def spread(turns: list[Turn], share: float) -> None:
+    """Each turn keeps ``share`` of its score for every better turn of its session already ahead of it (the
+    two turns of one exchange count once); ``turns`` is sorted best first and stays so."""
+    ahead: Counter[int] = Counter()
+    taken: set[int] = set()
+    for t in turns:
+        partner = {n.id for k, n in t.near.items() if abs(k) == 1}
+        if ahead[t.session] and not partner & taken:
+            t.score *= share ** ahead[t.session]
+        ahead[t.session] += 1
+        taken.add(t.id)
+    turns.sort(key=lambda t: (-t.score, -t.id))
+
+
+RARE = 12  # a term of at most this many turns of the chat names a thing (a place, a pet, a person, a trail)
+
+
+@dataclass(slots=True)
+class Echoes:
+    """The best turns of a search (one a session) and how like each any turn is."""
+
+    anchors: list[tuple[Turn, float, Callable[[int], float] | None, dict[str, float]]] = field(default_factory=list)
+    # (turn, its score, how like it a turn is in meaning, its rare terms and their weights)
+    ids: list[int] = field(default_factory=list)  # the turns most like them, and those holding their rare terms
+    words: dict[int, dict[str, float]] = field(default_factory=dict)  # turn id -> the anchors' rare terms it holds
+
+
+def echoes(
+    conn: sqlite3.Connection, lo: int, hi: int, docs: int, dense: Dense | None, ranked: list[Turn], top: int,
+    count: int, words: bool,
+) -> Echoes:  # fmt: skip
+    """The ``top`` best related turns of ``ranked`` (best first; one a session), the ``count`` turns most
+    like each in meaning (with ``dense``), and with ``words`` the turns holding their rare terms (at most
+    RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns, hold each)."""
+    out = Echoes()
+    sessions: set[int] = set()
+    sql = (
+        "SELECT count(*), group_concat(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid "
+        "BETWEEN ? AND ? LIMIT ?)"
+    )
+    for t in ranked:
+        if len(out.anchors) >= top:
+            break
+        if not t.related or t.session in sessions:
+            continue
+        sessions.add(t.session)
+        found = dense.like(t.id, count) if dense is not None else None
+        rare: dict[str, float] = {}
+        for term in set(t.terms.split()) if words else ():
+            n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
+            if 1 < n <= RARE:
+                rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5))
+                out.ids += [int(i) for i in ids.split(",")]
+        out.anchors.append((t, t.score, found[1] if found else None, rare))
+        out.ids += found[0] if found else []
+    return out
+
+
+def mark_echoes(found: Echoes, turns: Iterable[Turn], least: float, docs: int) -> None:
+    """Each turn's ``echo``: the most it echoes of a turn of ``found`` said by the same person in another
+    session: that turn's score times its likeness, the larger of the similarity above ``least`` (scaled to
+    0..1) and the weight of its rare terms the turn holds (one held by three turns of the chat: 1); a turn
+    that echoes one is related to the query as it is."""
+    full = math.log(1 + (docs - 3 + 0.5) / 3.5)
+    for t in turns:
+        best = 0.0
+        held = set(t.terms.split())
+        for a, score, likeness, rare in found.anchors:
+            if a.session == t.session or (a.speaker, a.role) != (t.speaker, t.role):
+                continue
+            s = likeness(t.id) if likeness is not None else 0.0
+            share = (s - least) / (1 - least) if s > least else 0.0
+            share = max(share, min(1.0, sum(w for term, w in rare.items() if term in held) / full))
+            best = max(best, score * share)
+        t.echo = best
+        if best > 0:
+            t.related = True
+
+
+def asks_for_many(text: str) -> bool:
+    """Whether a question asks for a list, the answer spread over many days: "What hobbies does Deb have?",
+    "Which places have Mel and Caro been to?", "How many times did he go camping?", "취미들", "모두"."""
+    if _MANY.search(text.casefold()):
+        return True
+    for w in _WORD.findall(text):
+        lower = w.casefold()
+        if w[0].isupper() and w != text.lstrip()[: len(w)]:
+            continue  # a name ("Andreas", "Jess")
+        if len(lower) > 3 and lower.endswith("s") and not lower.endswith("ss") and lower not in _NOT_PLURAL:
+            if stem(lower) != lower:
+                return True  # a plural noun ("hobbies", "places", "pets")
+    return False
