@@ -273,7 +273,7 @@ def rank(
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(
             conn, chat.lo, chat.hi, chat.docs, dense if weights.echo_meaning else None, out, weights.echo_top,
-            weights.echo_count, weights.echo_words,
+            weights.echo_count, weights.echo_words, frozenset(q.exact),
         )  # fmt: skip
         new = [i for i in found.ids if i not in pool]
         _load(conn, pool, new)

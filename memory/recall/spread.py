@@ -37,16 +37,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.recall.stem import stem
+from memory.recall.text import doc_terms
 
 if TYPE_CHECKING:
     from memory.recall.meaning import Dense
     from memory.recall.rank import Turn
 
 _MANY = re.compile(
-    r"\b(?:both|how many|how often|all the|ever|every)\b|\b(?:what|which|where|how)\b.*\b(?:has|have)\b"
-    r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
+    r"\b(?:both|how many|how often|all the)\b|\b(?:what|which|where|how)\s+(?:has|have)\b"
+    r"|\b(?:what|which)\s+(?:are|were)\b|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
-_WORD = re.compile(r"[A-Za-z]+")
+# "what" or "which", a noun of one or two words, a verb: "What hobbies does", "Which musical instruments can"
+_HEAD = re.compile(
+    r"\b(?:[Ww]hat|[Ww]hich)((?:\s+[a-z]+)?\s+[a-z]+)\s+(?:does|do|did|has|have|had|is|are|was|were|can|could|will|would)\b"
+)
 _NOT_PLURAL = frozenset("does has is was his hers its this us yes always perhaps sometimes lately news plus".split())
 
 
@@ -79,11 +83,12 @@ class Echoes:
 
 def echoes(
     conn: sqlite3.Connection, lo: int, hi: int, docs: int, dense: Dense | None, ranked: list[Turn], top: int,
-    count: int, words: bool,
+    count: int, words: bool, asked: frozenset[str],
 ) -> Echoes:  # fmt: skip
     """The ``top`` best related turns of ``ranked`` (best first; one a session), the ``count`` turns most
     like each in meaning (with ``dense``), and with ``words`` the turns holding their rare terms (at most
-    RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns, hold each)."""
+    RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns, hold each) other than the query's own
+    terms and their related terms (``asked``) and its speaker's name."""
     out = Echoes()
     sessions: set[int] = set()
     sql = (
@@ -98,7 +103,8 @@ def echoes(
         sessions.add(t.session)
         found = dense.like(t.id, count) if dense is not None else None
         rare: dict[str, float] = {}
-        for term in set(t.terms.split()) if words else ():
+        name = set(doc_terms(t.speaker or ""))  # its speaker's name, in its "Name: " prefix
+        for term in set(t.terms.split()) - asked - name if words else ():  # what it names beyond the query
             n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
             if 1 < n <= RARE:
                 rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5))
@@ -130,15 +136,17 @@ def mark_echoes(found: Echoes, turns: Iterable[Turn], least: float, docs: int) -
 
 
 def asks_for_many(text: str) -> bool:
-    """Whether a question asks for a list, the answer spread over many days: "What hobbies does Deb have?",
-    "Which places have Mel and Caro been to?", "How many times did he go camping?", "취미들", "모두"."""
+    """Whether a question asks for a list, the answer spread over many days: what or which and a plural
+    noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
+    hobbies?", "both", "how many", "what has X done", "where has X camped", "취미들", "모두"."""
     if _MANY.search(text.casefold()):
         return True
-    for w in _WORD.findall(text):
+    head = _HEAD.search(text)
+    if head is None:
+        return False
+    for w in head.group(1).split():
         lower = w.casefold()
-        if w[0].isupper() and w != text.lstrip()[: len(w)]:
-            continue  # a name ("Andreas", "Jess")
         if len(lower) > 3 and lower.endswith("s") and not lower.endswith("ss") and lower not in _NOT_PLURAL:
             if stem(lower) != lower:
-                return True  # a plural noun ("hobbies", "places", "pets")
+                return True  # a plural noun ("hobbies", "places", "musical instruments")
     return False

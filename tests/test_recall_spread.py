@@ -1,0 +1,177 @@
+"""Questions whose answer is spread over many days (memory.recall.spread, issue 32): the turns of other
+sessions that echo the best ones, for a question asking for a list, after the best places."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory.recall import RecallIndex
+from memory.recall import meaning as meanings
+from memory.recall.spread import asks_for_many
+from memory.recall.tuning import Weights
+from memory.transcript import Transcript
+
+CHAT = "7"
+DISTRACTIONS = [  # the question's word, said by the friend: each outranks a turn without it
+    "A hobby would be nice, honestly.",
+    "My brother has a hobby for every season.",
+    "I read that a hobby lowers stress.",
+    "Is a hobby worth the money though?",
+]
+
+
+def at(day: int, minute: int = 0) -> str:
+    return f"2026-0{3 + day // 28}-{1 + day % 28:02d}T10:{minute:02d}:00+09:00"
+
+
+def line(who: str, text: str, day: int, minute: int) -> dict[str, str]:
+    return {"role": "user" if who == "Mia" else "assistant", "name": who, "content": f"{who}: {text}",
+            "at": at(day, minute)}  # fmt: skip
+
+
+def sessions(transcript: Transcript, days: list[list[tuple[str, str]]]) -> None:
+    """One session a week (days apart: each its own session), the turns of each a minute apart."""
+    transcript.append(
+        CHAT, [line(who, text, 7 * d, m) for d, turns in enumerate(days) for m, (who, text) in enumerate(turns)]
+    )
+
+
+def pottery_chat(transcript: Transcript) -> None:
+    """Mia's pottery, told once with the question's word and mentioned in two later sessions by the studio's
+    name only; the friend's chatter with the question's word in between."""
+    sessions(
+        transcript,
+        [
+            [("Mia", "My new hobby is pottery at the Clayhouse studio!"), ("Leo", "Fun, send pictures.")],
+            [("Leo", DISTRACTIONS[0]), ("Mia", "Picked up my glazed bowl at Clayhouse today.")],
+            [("Leo", DISTRACTIONS[1]), ("Mia", "Long day."), ("Leo", DISTRACTIONS[2])],
+            [("Mia", "Spent Sunday at Clayhouse again, muddy hands."), ("Leo", DISTRACTIONS[3])],
+        ],
+    )
+
+
+def found(data_dir: Path, question: str, limit: int = 10, **weights: Any) -> list[str]:
+    with RecallIndex(data_dir, weights=Weights(**weights)) as index:
+        return [h.content for h in index.search(CHAT, question, limit)]
+
+
+MENTIONS = ["Mia: Picked up my glazed bowl at Clayhouse today.", "Mia: Spent Sunday at Clayhouse again, muddy hands."]
+
+
+def test_a_hobby_told_once_and_mentioned_in_two_later_sessions_comes_back_from_all_three(transcript, data_dir):
+    pottery_chat(transcript)
+    question = "What hobbies does Mia have?"
+    without = found(data_dir, question, echo=0.0)
+    assert without[0] == "Mia: My new hobby is pottery at the Clayhouse studio!"
+    assert not set(MENTIONS) & set(without)  # no word of the question: never found
+    hits = found(data_dir, question)
+    assert hits[0] == without[0] and set(MENTIONS) <= set(hits)  # by the studio's name, a rare term of the best turn
+    assert hits[:5] == without[:5]  # the best places stay (Weights.keep)
+    assert hits.index(MENTIONS[0]) >= 5 and hits.index(MENTIONS[1]) >= 5
+
+
+def test_only_the_same_persons_turns_of_other_sessions_echo(transcript, data_dir):
+    sessions(
+        transcript,
+        [
+            [("Mia", "My new hobby is pottery at the Clayhouse studio!"), ("Mia", "Clayhouse opens at nine.")],
+            [("Leo", DISTRACTIONS[0]), ("Leo", "I walked past Clayhouse today.")],
+            [("Leo", DISTRACTIONS[1]), ("Mia", "Back at Clayhouse, muddy hands again.")],
+            [("Leo", DISTRACTIONS[2]), ("Leo", DISTRACTIONS[3])],
+        ],
+    )
+    hits = found(data_dir, "What hobbies does Mia have?")
+    assert "Mia: Back at Clayhouse, muddy hands again." in hits
+    assert "Leo: I walked past Clayhouse today." not in hits  # the friend's turn: not Mia's pottery
+    assert "Mia: Clayhouse opens at nine." not in hits  # the same session: the neighbours' business, not an echo
+
+
+def test_a_question_asking_for_one_thing_is_left_as_it_was(transcript, data_dir):
+    pottery_chat(transcript)
+    question = "What is Mia's hobby?"
+    assert not asks_for_many(question)
+    assert found(data_dir, question) == found(data_dir, question, echo=0.0)
+    assert found(data_dir, question, gate=False) != found(data_dir, question)  # the gate is what holds it
+
+
+@pytest.mark.parametrize(
+    ("question", "many"),
+    [
+        ("What hobbies does Deb have?", True),
+        ("Which places have Mel and Caro been to?", True),
+        ("How many times did Jon go camping?", True),
+        ("What has Andrew painted?", True),
+        ("What are Caroline's hobbies?", True),
+        ("Where has Melanie camped?", True),
+        ("What do Gina and Calvin both enjoy?", True),
+        ("민수가 배운 취미들은 뭐야?", True),
+        ("What is Deb's job?", False),
+        ("Would Andreas enjoy a pottery exhibition?", False),
+        ("When did Caroline go to the support group?", False),
+        ("Does Jess like the sea?", False),
+        ("What helps Deb calm her mind?", False),
+        ("What does Cal do every morning?", False),
+        ("민수 직업이 뭐야?", False),
+    ],
+)
+def test_which_questions_ask_for_a_list(question, many):
+    assert asks_for_many(question) is many
+
+
+# -- by meaning: the turns like the best one, in no word of it ---------------------------------------------
+
+CONCEPTS = {"pool": 0, "laps": 0, "chlorine": 0, "goggles": 0, "swimming": 0}
+
+
+class SwimEmbedder:
+    """A strict stand-in for the model: texts about swimming point one way; each other stored text has a
+    small part of its own (no two the same), a question one of its own (near nothing but by its concept)."""
+
+    name = "swim-1"
+    floor = 0.2
+    crowded = False
+
+    def _vector(self, text: str, own: int) -> Any:
+        v = np.zeros(17, dtype=np.float32)
+        v[own] = 0.3
+        words = "".join(c if c.isalpha() else " " for c in text.lower()).split()
+        v[0] += 2.0 * any(w in CONCEPTS for w in words)
+        return v / np.linalg.norm(v)
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        return np.stack([self._vector(t, 1 + sum(map(ord, t)) % 15) for t in texts])
+
+    def query(self, text: str) -> Any:
+        return self._vector(text, 16)
+
+
+def test_a_turn_like_the_best_one_in_meaning_comes_back_though_it_shares_no_word(transcript, data_dir):
+    filler = [("Leo", f"Small talk number {i}.") for i in range(meanings.CENTRE_MIN)]  # a mean to compare around
+    sessions(
+        transcript,
+        [
+            filler[:50],
+            [("Mia", "My new hobby is swimming laps at the pool every morning.")],
+            [("Leo", DISTRACTIONS[0]), ("Mia", "My hair still smells of chlorine, ugh.")],
+            [("Leo", DISTRACTIONS[1]), ("Leo", DISTRACTIONS[2]), ("Leo", DISTRACTIONS[3])],
+            filler[50:],
+        ],
+    )
+    question = "What hobbies does Mia have?"
+    chlorine = "Mia: My hair still smells of chlorine, ugh."
+
+    def search(**weights: Any) -> list[str]:
+        with RecallIndex(data_dir, meaning=SwimEmbedder(), weights=Weights(**weights)) as index:
+            index.sync(CHAT)
+            index.embed(CHAT)
+            return [h.content for h in index.search(CHAT, question, 10)]
+
+    assert chlorine not in search(echo=0.0)
+    assert chlorine not in search(echo_meaning=False)  # no rare word in common with the swimming turn
+    hits = search()
+    assert "Mia: My new hobby is swimming laps at the pool every morning." in hits[:5] and chlorine in hits
