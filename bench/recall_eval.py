@@ -329,8 +329,6 @@ ABLATIONS = {
 
 STEPS: dict[str, dict[str, object]] = {  # --steps: the ranking without each step of issue 32 (memory.recall.spread)
     "no echo": {"echo": 0.0},
-    "echo by words only": {"echo_meaning": False},
-    "echo by meaning only": {"echo_words": False},
     "echo ungated": {"gate": False},
     "no keep": {"keep": 0},
 }

@@ -3,15 +3,12 @@ sessions that echo the best ones, for a question asking for a list, after the be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memory.recall import RecallIndex
-from memory.recall import meaning as meanings
 from memory.recall.spread import asks_for_many
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
@@ -75,6 +72,15 @@ def test_a_hobby_told_once_and_mentioned_in_two_later_sessions_comes_back_from_a
     assert hits.index(MENTIONS[0]) >= 5 and hits.index(MENTIONS[1]) >= 5
 
 
+def test_the_best_places_stay_as_the_ranking_put_them(transcript, data_dir):
+    pottery_chat(transcript)
+    question = "What hobbies does Mia have?"
+    before = found(data_dir, question, echo=0.0)
+    loud = found(data_dir, question, echo=3.0)  # echoes that outscore the friend's chatter
+    assert loud[:5] == before[:5] and set(MENTIONS) <= set(loud[5:])
+    assert found(data_dir, question, echo=3.0, keep=0)[:5] != before[:5]  # what Weights.keep holds
+
+
 def test_only_the_same_persons_turns_of_other_sessions_echo(transcript, data_dir):
     sessions(
         transcript,
@@ -121,57 +127,3 @@ def test_a_question_asking_for_one_thing_is_left_as_it_was(transcript, data_dir)
 )
 def test_which_questions_ask_for_a_list(question, many):
     assert asks_for_many(question) is many
-
-
-# -- by meaning: the turns like the best one, in no word of it ---------------------------------------------
-
-CONCEPTS = {"pool": 0, "laps": 0, "chlorine": 0, "goggles": 0, "swimming": 0}
-
-
-class SwimEmbedder:
-    """A strict stand-in for the model: texts about swimming point one way; each other stored text has a
-    small part of its own (no two the same), a question one of its own (near nothing but by its concept)."""
-
-    name = "swim-1"
-    floor = 0.2
-    crowded = False
-
-    def _vector(self, text: str, own: int) -> Any:
-        v = np.zeros(17, dtype=np.float32)
-        v[own] = 0.3
-        words = "".join(c if c.isalpha() else " " for c in text.lower()).split()
-        v[0] += 2.0 * any(w in CONCEPTS for w in words)
-        return v / np.linalg.norm(v)
-
-    def passages(self, texts: Sequence[str]) -> Any:
-        return np.stack([self._vector(t, 1 + sum(map(ord, t)) % 15) for t in texts])
-
-    def query(self, text: str) -> Any:
-        return self._vector(text, 16)
-
-
-def test_a_turn_like_the_best_one_in_meaning_comes_back_though_it_shares_no_word(transcript, data_dir):
-    filler = [("Leo", f"Small talk number {i}.") for i in range(meanings.CENTRE_MIN)]  # a mean to compare around
-    sessions(
-        transcript,
-        [
-            filler[:50],
-            [("Mia", "My new hobby is swimming laps at the pool every morning.")],
-            [("Leo", DISTRACTIONS[0]), ("Mia", "My hair still smells of chlorine, ugh.")],
-            [("Leo", DISTRACTIONS[1]), ("Leo", DISTRACTIONS[2]), ("Leo", DISTRACTIONS[3])],
-            filler[50:],
-        ],
-    )
-    question = "What hobbies does Mia have?"
-    chlorine = "Mia: My hair still smells of chlorine, ugh."
-
-    def search(**weights: Any) -> list[str]:
-        with RecallIndex(data_dir, meaning=SwimEmbedder(), weights=Weights(**weights)) as index:
-            index.sync(CHAT)
-            index.embed(CHAT)
-            return [h.content for h in index.search(CHAT, question, 10)]
-
-    assert chlorine not in search(echo=0.0)
-    assert chlorine not in search(echo_meaning=False)  # no rare word in common with the swimming turn
-    hits = search()
-    assert "Mia: My new hobby is swimming laps at the pool every morning." in hits[:5] and chlorine in hits

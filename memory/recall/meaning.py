@@ -268,8 +268,6 @@ class Dense:
     crowded: bool  # the model's (Embedder.crowded)
     _rows: dict[int, int]
     _sims: Any
-    _matrix: Any = None  # the chat's _Matrix (for ``like``)
-    _floor: float = 0.0  # the model's floor
 
     def closeness(self, similarity: float) -> float:
         """How related a turn of this ``similarity`` is to the question, on one scale for every chat (the
@@ -285,23 +283,6 @@ class Dense:
     def similarity(self, turn_id: int) -> float:
         row = self._rows.get(turn_id)
         return float(self._sims[row]) if row is not None else 0.0
-
-    def like(self, turn_id: int, top: int) -> tuple[list[int], Callable[[int], float]] | None:
-        """The turns like turn ``turn_id`` (compared with it as with a question, around the chat's mean):
-        the ``top`` closest ids, closest first, and any turn's similarity to it; None when the turn has
-        no vector or the chat is compared as it is."""
-        m = self._matrix
-        row = self._rows.get(turn_id)
-        if m is None or m.mean is None or row is None:
-            return None
-        sims = m.similarities(m.vectors[row], self._floor)[0]
-        rows = m.rows
-
-        def similarity(other: int) -> float:
-            r = rows.get(other)
-            return float(sims[r]) if r is not None else 0.0
-
-        return _closest(m, sims, top), similarity
 
 
 @dataclass(slots=True)
@@ -405,16 +386,8 @@ class Vectors:
         m = self._load(conn, chat, now)
         if m is None or top <= 0:
             return None
-        vector = question()
-        sims, centred_floor = m.similarities(vector, floor)
-        return Dense(_closest(m, sims, top), centred_floor, m.mean is not None, crowded, m.rows, sims, m, floor)
-
-
-def _closest(m: _Matrix, sims: Any, top: int) -> list[int]:
-    """The ids of the ``top`` highest ``sims`` of ``m``'s rows, highest first."""
-    k = min(top, len(sims))
-    if k <= 0:
-        return []
-    best = np.argpartition(-sims, k - 1)[:k]
-    best = best[np.argsort(-sims[best])]
-    return [int(m.ids[i]) for i in best]
+        sims, floor = m.similarities(question(), floor)
+        k = min(top, len(sims))
+        best = np.argpartition(-sims, k - 1)[:k]
+        best = best[np.argsort(-sims[best])]
+        return Dense([int(m.ids[i]) for i in best], floor, m.mean is not None, crowded, m.rows, sims)

@@ -271,20 +271,17 @@ def rank(
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
-        found = echoes(
-            conn, chat.lo, chat.hi, chat.docs, dense if weights.echo_meaning else None, out, weights.echo_top,
-            weights.echo_count, weights.echo_words, frozenset(q.exact),
-        )  # fmt: skip
+        found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
         new = [i for i in found.ids if i not in pool]
         _load(conn, pool, new)
         for i in new:
             if i in pool:
                 own(pool[i])
-        mark_echoes(found, pool.values(), weights.echo_min, chat.docs)
+        mark_echoes(found, pool.values(), chat.docs)
         out = scored()
         for t in out:
             t.score += weights.echo * t.echo
-        out.sort(key=lambda t: (-t.score, -t.id))
+        out = sorted(out, key=lambda t: (-t.score, -t.id))
     if weights.spread < 1:
         spread(out, weights.spread)
     if kept and out[: len(kept)] != kept:

@@ -7,12 +7,13 @@ friend's chatter that shares the question's words. The step (switches of ``Weigh
 measured by bench.recall_eval, each with and without):
 
 - ``echo``: the turns that echo the best ones. The ``echo_top`` best related turns (one a session) are
-  anchors; a turn said by the same person in another session echoes an anchor by its meaning (its
-  similarity to the anchor's vector around the chat's mean above ``echo_min``: memory.recall.meaning.
-  Dense.like, no model call) or by the rare terms it shares with it (a term of at most RARE turns of the
-  chat: a place, a pet's name, a trail), and gains ``echo`` times the anchor's score times how much it
-  echoes it. The ``echo_count`` turns most like each anchor, and those holding its rare terms, join
-  the candidates; a turn that echoes an anchor is related to the query (the relevance floor).
+  anchors; a turn said by the same person in another session echoes an anchor by the rare terms it shares
+  with it (a term of at most RARE turns of the chat, not one of the query's: a place, a pet's name, a
+  trail, a studio), and gains ``echo`` times the anchor's score times the weight of the terms it shares
+  (one held by three turns of the chat: all of it). The turns holding those terms join the candidates;
+  a turn that echoes an anchor is related to the query (the relevance floor). Echoes by meaning (a turn's
+  similarity to the anchor's vector around the chat's mean) were measured too: nothing more on the tuning
+  seeds (bench/RESULTS.md), so only the words count.
 - ``gate``: only for a question that asks for a list (``asks_for_many``: a plural noun, "both", "how
   many", "what has X done", "들", "모두"); elsewhere the echoes of the best turn crowded out the evidence
   of a question about the other person (bench.recall_eval's adversarial kind).
@@ -32,7 +33,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,6 @@ from memory.recall.stem import stem
 from memory.recall.text import doc_terms
 
 if TYPE_CHECKING:
-    from memory.recall.meaning import Dense
     from memory.recall.rank import Turn
 
 _MANY = re.compile(
@@ -73,22 +73,18 @@ RARE = 12  # a term of at most this many turns of the chat names a thing (a plac
 
 @dataclass(slots=True)
 class Echoes:
-    """The best turns of a search (one a session) and how like each any turn is."""
+    """The best turns of a search (one a session) and their rare terms."""
 
-    anchors: list[tuple[Turn, float, Callable[[int], float] | None, dict[str, float]]] = field(default_factory=list)
-    # (turn, its score, how like it a turn is in meaning, its rare terms and their weights)
-    ids: list[int] = field(default_factory=list)  # the turns most like them, and those holding their rare terms
-    words: dict[int, dict[str, float]] = field(default_factory=dict)  # turn id -> the anchors' rare terms it holds
+    anchors: list[tuple[Turn, float, dict[str, float]]] = field(default_factory=list)  # turn, score, rare terms
+    ids: list[int] = field(default_factory=list)  # the turns holding their rare terms
 
 
 def echoes(
-    conn: sqlite3.Connection, lo: int, hi: int, docs: int, dense: Dense | None, ranked: list[Turn], top: int,
-    count: int, words: bool, asked: frozenset[str],
-) -> Echoes:  # fmt: skip
-    """The ``top`` best related turns of ``ranked`` (best first; one a session), the ``count`` turns most
-    like each in meaning (with ``dense``), and with ``words`` the turns holding their rare terms (at most
-    RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns, hold each) other than the query's own
-    terms and their related terms (``asked``) and its speaker's name."""
+    conn: sqlite3.Connection, lo: int, hi: int, docs: int, ranked: list[Turn], top: int, asked: frozenset[str]
+) -> Echoes:
+    """The ``top`` best related turns of ``ranked`` (best first; one a session), their rare terms (of at
+    most RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns; not the query's own terms and their
+    related terms, ``asked``, nor the speaker's name) with their weights, and the turns holding them."""
     out = Echoes()
     sessions: set[int] = set()
     sql = (
@@ -101,35 +97,29 @@ def echoes(
         if not t.related or t.session in sessions:
             continue
         sessions.add(t.session)
-        found = dense.like(t.id, count) if dense is not None else None
         rare: dict[str, float] = {}
         name = set(doc_terms(t.speaker or ""))  # its speaker's name, in its "Name: " prefix
-        for term in set(t.terms.split()) - asked - name if words else ():  # what it names beyond the query
+        for term in set(t.terms.split()) - asked - name:  # what it names beyond the query's words
             n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
             if 1 < n <= RARE:
                 rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5))
                 out.ids += [int(i) for i in ids.split(",")]
-        out.anchors.append((t, t.score, found[1] if found else None, rare))
-        out.ids += found[0] if found else []
+        out.anchors.append((t, t.score, rare))
     return out
 
 
-def mark_echoes(found: Echoes, turns: Iterable[Turn], least: float, docs: int) -> None:
+def mark_echoes(found: Echoes, turns: Iterable[Turn], docs: int) -> None:
     """Each turn's ``echo``: the most it echoes of a turn of ``found`` said by the same person in another
-    session: that turn's score times its likeness, the larger of the similarity above ``least`` (scaled to
-    0..1) and the weight of its rare terms the turn holds (one held by three turns of the chat: 1); a turn
-    that echoes one is related to the query as it is."""
+    session: that turn's score times the weight of its rare terms the turn holds (one held by three turns
+    of the chat, of ``docs``: all of it); a turn that echoes one is related to the query as it is."""
     full = math.log(1 + (docs - 3 + 0.5) / 3.5)
     for t in turns:
         best = 0.0
         held = set(t.terms.split())
-        for a, score, likeness, rare in found.anchors:
+        for a, score, rare in found.anchors:
             if a.session == t.session or (a.speaker, a.role) != (t.speaker, t.role):
                 continue
-            s = likeness(t.id) if likeness is not None else 0.0
-            share = (s - least) / (1 - least) if s > least else 0.0
-            share = max(share, min(1.0, sum(w for term, w in rare.items() if term in held) / full))
-            best = max(best, score * share)
+            best = max(best, score * min(1.0, sum(w for term, w in rare.items() if term in held) / full))
         t.echo = best
         if best > 0:
             t.related = True

@@ -142,12 +142,8 @@ class Weights:
     # the steps of issue 32 (memory.recall.spread): results over the conversation's history
     keep: int = 5  # the best places of the ranking before these steps that stay as they were
     gate: bool = True  # only for a question asking for a list (spread.asks_for_many)
-    echo: float = 0.3  # adds this share of the score of a better turn of another session it is like (its echo)
+    echo: float = 0.3  # adds this share of the score of a better turn of another session it echoes (its rare terms)
     echo_top: int = 5  # the best turns (one a session) whose echoes are looked for
-    echo_count: int = 10  # the turns most like each that join the candidates
-    echo_meaning: bool = True  # ... in meaning
-    echo_words: bool = True  # ... or by the rare terms they share (a place, a pet's name)
-    echo_min: float = 0.3  # the similarity to it from which a turn echoes it (around the chat's mean)
 
     @classmethod
     def bm25(cls) -> Weights:
