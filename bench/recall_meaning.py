@@ -8,7 +8,8 @@
    have vectors (the whole window; the vectors are made by the same model for a sample and repeated, so
    that the index is filled in seconds; ``--messages 1000000``: the figure the docs quote at a million):
    the thorough search and the automatic recall, with meaning and by words only, same run, median
-   over the queries. The figures are ratios to words only in the same run.
+   over the queries. The figures are ratios to words only in the same run. Then questions asking
+   for a list, with and without the echoes (memory.recall.spread).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ QUERIES = [
     "Is he a parent?",
     "새로 산 차는 어때?",
 ]
+LISTS = ["What hobbies does she have?", "Which places have we been to?", "우리가 같이 간 곳들은?"]  # echoes (issue 32)
 
 
 def timed(fn: object, runs: int = 5) -> float:
@@ -105,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
                             timed(lambda q=q: index.related("5", q, 5)),
                         )
                     )
+                quiet = RecallIndex(data, meaning=Sampled(), weights=Weights(echo=0.0), sync_budget=None)
+                try:
+                    lists = [(timed(lambda q=q: quiet.search("5", q, 10)), timed(lambda q=q: index.search("5", q, 10)))
+                             for q in LISTS]  # fmt: skip
+                finally:
+                    quiet.close()
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -112,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{med[1] * 1e3:.1f} ms ({med[1] / med[0]:.1f}x); automatic recall {med[2] * 1e3:.1f} ms -> "
               f"{med[3] * 1e3:.1f} ms ({med[3] / med[2]:.1f}x)")  # fmt: skip
         print(f"slowest query with meaning: {max(r[1] for r in rows) * 1e3:.1f} ms")
+        without, echoed = (statistics.median(x[i] for x in lists) for i in (0, 1))
+        slowest = max(x[1] for x in lists)
+        print(
+            f"questions asking for a list, median over {len(LISTS)}: {without * 1e3:.1f} ms without the echoes, "
+            f"{echoed * 1e3:.1f} ms with them ({echoed / without:.2f}x); slowest {slowest * 1e3:.1f} ms"
+        )
     return 0
 
 

@@ -99,7 +99,8 @@ def echoes(
         sessions.add(t.session)
         rare: dict[str, float] = {}
         name = set(doc_terms(t.speaker or ""))  # its speaker's name, in its "Name: " prefix
-        for term in set(t.terms.split()) - asked - name:  # what it names beyond the query's words
+        for term in sorted(set(t.terms.split()) - asked - name):  # what it names beyond the query's words (sorted:
+            # the same sums, so the same order of equal scores, in every process)
             n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
             if 1 < n <= RARE:
                 rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5))
