@@ -59,7 +59,8 @@ schema: one FTS5 table for every chat, each chat in its own range of rowids; inc
 query read against a chat: terms, related terms, idf on the chat's own statistics, dates, speakers,
 tense), ``names`` (whom a name in a query means, learned from how the people greet each other),
 ``candidates`` (the turns worth scoring, from a bounded number of postings), ``rank`` (BM25 scores
-re-scored with neighbouring turns, the session, dates, speaker and recency), ``tuning`` (its
+re-scored with neighbouring turns, the session, dates, speaker and recency), ``spread`` (for a question
+asking for a list, the turns of other days that echo the best ones), ``tuning`` (its
 weights, and a thorough and a quick effort), ``pool`` (the bounded connections), ``index``
 (RecallIndex), ``hit`` (Hit, what a search returns), ``block`` (the related-memories block),
 ``verify`` (the index against the transcripts, for the doctor).

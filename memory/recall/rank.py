@@ -29,6 +29,8 @@
    vector: a turn that says it in other words scores like one holding the query's words.
 4. A turn with the same text as a better one (small talk repeats itself) keeps ``duplicate`` of
    its score for each, so the places go to different turns.
+5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
+   best filled with the turns of other sessions that echo the best ones (memory.recall.spread).
 
 With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned
 (memory.recall.tuning: the share of the query's term weight a turn itself contains).
