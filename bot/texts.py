@@ -649,6 +649,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "memory.from.document": {"ko": "문서", "en": "a document"},
     "memory.from.photo": {"ko": "사진", "en": "a photo"},
     "memory.from.forwarded": {"ko": "전달된 메시지", "en": "a forwarded message"},
+    "memory.web": {"ko": "웹을 읽은 뒤", "en": "after reading the web"},
+    "memory.web_pages": {"ko": "웹을 읽은 뒤 — {pages}", "en": "after reading the web — {pages}"},
     "memory.who.you": {"ko": "본인", "en": "you"},
     "memory.who.terminal": {"ko": "주인(터미널)", "en": "the owner at the terminal"},
     "remember.done": {"ko": "🧠 기억했어요 ({id}번): {text}", "en": "🧠 Remembered (#{id}): {text}"},
