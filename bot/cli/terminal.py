@@ -33,7 +33,7 @@ from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
 from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
-from bot.doctor.preflight import data_dir_error
+from bot.doctor.preflight import data_dir_error, data_dir_findings
 from bot.texts import t as bot_text
 from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
@@ -346,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:
         print(text("start.error", lang, message=data_dir_error(e, settings.data_dir, lang)), file=sys.stderr)
+        return 2
+    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
+    if in_the_way:
+        print(text("start.error", lang, message=in_the_way[0].text(lang)), file=sys.stderr)
         return 2
 
     from bot.claude.pricing import PriceTable
