@@ -31,6 +31,7 @@ from bot.cli.conversations import conversations_text, last_used
 from bot.cli.loop import sigint_to_main_thread
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
+from bot.cli.sigint import PromptInterrupts
 from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
 from bot.doctor.preflight import data_dir_error, data_dir_findings
@@ -475,7 +476,8 @@ def _run_session(
         history_path = None
     save_history = setup_readline(history_path)
     try:
-        return session.run(tty_reader(), resume=resume)
+        with PromptInterrupts() as interrupts:  # Ctrl-C at the prompt taken at once (bot/cli/sigint.py)
+            return session.run(interrupts.reading(tty_reader()), resume=resume)
     finally:
         save_history()
 
