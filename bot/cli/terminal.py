@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -304,10 +304,6 @@ def main(argv: list[str] | None = None) -> int:
     lang, refused = _start_checks(args)
     if refused is not None:
         return refused
-    from bot.claude.client import prewarm
-
-    with sigint_to_main_thread():  # Ctrl-C is for the main thread (bot/cli/loop.py)
-        prewarm()  # the SDK is imported from here on, while the rest starts and the user types
     try:
         name = args.chat or DEFAULT_CHAT
         chat_id = chat_of(name)
