@@ -225,13 +225,7 @@ class Client:
             raise APIError(f"connection error reading the answer ({type(e).__name__})") from e
         finally:
             await response.aclose()
-        try:
-            data = json.loads(raw)
-        except ValueError as e:
-            raise APIError("the answer is not JSON", status_code=response.status_code) from e
-        if not isinstance(data, dict):
-            raise APIError("the answer is not a JSON object", status_code=response.status_code)
-        return data
+        return _object(raw, response.status_code)
 
     async def model(self, model_id: str) -> dict[str, Any]:
         """``GET /v1/models/{model_id}`` (the Models API): the model's entry as sent."""
@@ -249,6 +243,9 @@ class Client:
         A read that fails or times out mid-stream raises APIError (not retried)."""
         response = await self._send("POST", "/v1/messages", body={**body, "stream": True})
         try:
+            kind = response.headers.get("content-type", "")
+            if not kind.startswith("text/event-stream"):
+                raise APIError(f"the answer is not an event stream ({kind or 'no content-type'})", status_code=200)
             yield _events(response)
         finally:
             await response.aclose()
@@ -276,12 +273,17 @@ def call(
         raise APIError(f"connection error ({type(e).__name__})") from e
     if not response.is_success:
         raise _error_answer(response, response.content)
+    return _object(response.content, response.status_code)
+
+
+def _object(raw: bytes, status: int) -> dict[str, Any]:
+    """A 2xx answer's JSON object (else APIError: the endpoint is not the API it should be)."""
     try:
-        data = response.json()
+        data = json.loads(raw)
     except ValueError as e:
-        raise APIError("the answer is not JSON", status_code=response.status_code) from e
+        raise APIError("the answer is not JSON", status_code=status) from e
     if not isinstance(data, dict):
-        raise APIError("the answer is not a JSON object", status_code=response.status_code)
+        raise APIError("the answer is not a JSON object", status_code=status)
     return data
 
 
