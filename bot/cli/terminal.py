@@ -5,8 +5,10 @@ terminal: lines from ``input()`` with readline (line editing, /command completio
 history under DATA_DIR) when the input is a terminal, else from the pipe or file; answers rendered
 when the output is a terminal (bot/cli/render.py).
 
-Start-up: neither rich nor anthropic is imported before the prompt shows; both are imported in
-background threads while the user types the first question.
+Start-up: rich is not imported before the prompt shows (a background thread imports it while the user
+types the first question, when answers are rendered). No SDK is imported at all: the Claude API is spoken
+over httpx (bot/claude/api.py), so a fresh process answers a question on a pipe in the time its requests
+take.
 """
 
 from __future__ import annotations
