@@ -193,6 +193,16 @@ async def test_a_refused_connection_is_retried_then_named(data_dir):
     assert waits.asked.count(0.5) == 2 and waits.asked.count(1.0) == 2  # the Models API read, then the answer
 
 
+async def test_a_request_that_timed_out_is_asked_again(fake_anthropic, data_dir):
+    """The SDK's README: "requests that time out are retried twice by default"."""
+    waits = Waits()
+    fake_anthropic.reply(Text("늦은 답", delay=3.0), Text("두 번째 답"))
+    claude = model(fake_anthropic, data_dir, retries=1, waits=waits)
+    claude.client.timeout = 1.5  # the first answer starts after 3 s; the second at once
+    reply = await claude.complete(system=SYSTEM, messages=ASK)
+    assert reply.text == "두 번째 답" and len(fake_anthropic.requests) == 2 and waits.asked == [0.5]
+
+
 async def test_the_models_api_entry_and_list_are_read(fake_anthropic, data_dir):
     claude = model(fake_anthropic, data_dir)
     info = await claude.fetch_info()

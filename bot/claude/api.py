@@ -188,15 +188,11 @@ class Client:
             try:
                 request = self.http.build_request(method, path, params=params, content=content)
                 response = await self.http.send(request, stream=True)
-            except httpx.TimeoutException as e:
-                failure = APIError(f"request timed out ({type(e).__name__})", timeout=True)
+            except httpx.TransportError as e:  # a connection error or a timeout (a TimeoutException)
                 if retry >= self.max_retries:
-                    raise failure from e
-                wait = retry_delay(retry, None, self._random)
-            except httpx.TransportError as e:
-                failure = APIError(f"connection error ({type(e).__name__}: {e})")
-                if retry >= self.max_retries:
-                    raise failure from e
+                    timeout = isinstance(e, httpx.TimeoutException)
+                    what = "request timed out" if timeout else "connection error"
+                    raise APIError(f"{what} ({type(e).__name__}: {e})", timeout=timeout) from e
                 wait = retry_delay(retry, None, self._random)
             else:
                 if response.is_success:
