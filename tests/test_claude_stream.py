@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.claude.api import Client, sse
+from bot.claude.api import lines as split
 from bot.claude.client import ClaudeModel
 from bot.claude.model import ModelError, Usage
 from bot.claude.modelinfo import ModelCatalog
@@ -116,6 +117,15 @@ async def test_a_connection_dropped_mid_stream_is_a_connection_error_not_a_short
     assert e.value.kind == "connection" and len(fake_anthropic.requests) == 1
 
 
+async def test_line_separators_json_leaves_raw_stay_inside_the_answer(fake_anthropic, data_dir):
+    """U+2028, U+2029 and U+0085 end lines for ``str.splitlines`` but not in an event stream (only CR and
+    LF do), and JSON does not escape them: the fake sends them raw inside its data lines."""
+    text = "LS\u2028 PS\u2029 NEL\x85 VT\x0b FF\x0c FS\x1c 끝"
+    fake_anthropic.reply(Text(text, chunk=3))
+    reply = await model(fake_anthropic, data_dir).complete(system=SYSTEM, messages=ASK)
+    assert reply.text == text
+
+
 async def test_server_sent_events_follow_the_event_stream_format():
     """The HTML standard's event stream interpretation: comments, several data lines, one space dropped,
     an event without data or left unfinished at the end is not dispatched."""
@@ -126,6 +136,12 @@ async def test_server_sent_events_follow_the_event_stream_format():
             yield line
 
     assert [e async for e in sse(lines())] == [("a", "{\n x"), ("", "2")]
+
+    async def chunks():  # CRLF, CR and LF line ends, a CRLF cut between two chunks, UTF-8 cut in two
+        for chunk in [b"data: 1\r", b"\ndata: 2\rdata: \xea\xb0", b"\x80\n\n"]:
+            yield chunk
+
+    assert [line async for line in split(chunks())] == ["data: 1", "data: 2", "data: 가", ""]
 
 
 # -- retries, as the SDK documents them ----------------------------------------------------------------

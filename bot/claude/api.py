@@ -30,6 +30,7 @@ import email.utils
 import json
 import os
 import random as _random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -295,7 +296,7 @@ def _error_answer(response: httpx.Response, raw: bytes) -> APIError:
 
 async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     try:
-        async for name, data in sse(response.aiter_lines()):
+        async for name, data in sse(lines(response.aiter_bytes())):
             try:
                 parsed = json.loads(data)
             except ValueError as e:
@@ -306,6 +307,26 @@ async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str
         raise APIError("timed out in the middle of the answer", timeout=True) from e
     except httpx.HTTPError as e:
         raise APIError(f"the connection broke in the middle of the answer ({type(e).__name__})") from e
+
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+async def lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of an event stream, which end at CRLF, LF or CR and nowhere else (HTML Living Standard,
+    "Server-sent events": ``end-of-line = ( cr lf / cr / lf )``). Not ``str.splitlines`` (nor httpx's
+    ``aiter_lines``, which splits as it does): that also cuts at U+2028, U+0085 and other characters that
+    JSON leaves unescaped inside a string, so an answer holding one would break its event in two."""
+    buffer = b""
+    async for chunk in chunks:
+        buffer += chunk
+        while (end := _EOL.search(buffer)) is not None:
+            if end.group() == b"\r" and end.end() == len(buffer):
+                break  # a CR that may be the first half of a CRLF: wait for the next chunk
+            yield buffer[: end.start()].decode("utf-8", "replace")
+            buffer = buffer[end.end() :]
+    if buffer:
+        yield buffer.removesuffix(b"\r").decode("utf-8", "replace")
 
 
 async def sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
