@@ -33,9 +33,10 @@ from bot.cli.conversations import conversations_text, last_used
 from bot.cli.loop import sigint_to_main_thread
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
+from bot.cli.sigint import PromptInterrupts
 from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
-from bot.doctor.preflight import data_dir_error
+from bot.doctor.preflight import data_dir_error, data_dir_findings
 from bot.texts import t as bot_text
 from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
@@ -345,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(text("start.error", lang, message=data_dir_error(e, settings.data_dir, lang)), file=sys.stderr)
         return 2
+    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
+    if in_the_way:
+        print(text("start.error", lang, message=in_the_way[0].text(lang)), file=sys.stderr)
+        return 2
 
     from bot.claude.pricing import PriceTable
     from bot.commands.usage import TerminalUsage
@@ -469,7 +474,8 @@ def _run_session(
         history_path = None
     save_history = setup_readline(history_path)
     try:
-        return session.run(tty_reader(), resume=resume)
+        with PromptInterrupts() as interrupts:  # Ctrl-C at the prompt taken at once (bot/cli/sigint.py)
+            return session.run(interrupts.reading(tty_reader()), resume=resume)
     finally:
         save_history()
 

@@ -331,6 +331,10 @@ class FakeAnthropic(FakeHTTPServer):
             first = not item.issued  # a continued pause_turn does not think again
             built = build(Text("", thinking=item.thinking), body, mode, self._new_id)  # its thinking, if any
             web, stop, server_use = self.web.respond(item, body)
+            if item.calls and stop == "end_turn" and (body.get("tool_choice") or {}).get("type") != "none":
+                web += [{"type": "tool_use", "id": self._new_id("toolu"), "name": name, "input": value,
+                         "caller": {"type": "direct"}} for name, value in item.calls]  # fmt: skip
+                stop = "tool_use"
             thought = [b for b in built.content if is_thinking(b)] if first else []
             built.content, built.stop_reason = [*thought, *web], stop
         else:
