@@ -71,14 +71,14 @@ def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)
     # these loggers print request URLs, and Telegram's URLs contain the bot token: WARNING at any level
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     # the reminders' scheduler logs two INFO lines at every run of its 10-second rescan job
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     if level == "DEBUG" and not content_enabled():
         # the libraries' debug output shows every update and request, message text included:
         # only with LOG_CONTENT=1; DEBUG alone is for the bot's own loggers
-        for name in ("telegram", "anthropic", "tornado"):
+        for name in ("telegram", "tornado"):
             logging.getLogger(name).setLevel(logging.INFO)
 
 

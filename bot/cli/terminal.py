@@ -5,8 +5,10 @@ terminal: lines from ``input()`` with readline (line editing, /command completio
 history under DATA_DIR) when the input is a terminal, else from the pipe or file; answers rendered
 when the output is a terminal (bot/cli/render.py).
 
-Start-up: neither rich nor anthropic is imported before the prompt shows; both are imported in
-background threads while the user types the first question.
+Start-up: rich is not imported before the prompt shows (a background thread imports it while the user
+types the first question, when answers are rendered). No SDK is imported at all: the Claude API is spoken
+over httpx (bot/claude/api.py), so a fresh process answers a question on a pipe in the time its requests
+take.
 """
 
 from __future__ import annotations
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -305,10 +307,6 @@ def main(argv: list[str] | None = None) -> int:
     lang, refused = _start_checks(args)
     if refused is not None:
         return refused
-    from bot.claude.client import prewarm
-
-    with sigint_to_main_thread():  # Ctrl-C is for the main thread (bot/cli/loop.py)
-        prewarm()  # the SDK is imported from here on, while the rest starts and the user types
     try:
         name = args.chat or DEFAULT_CHAT
         chat_id = chat_of(name)
