@@ -33,11 +33,7 @@ import argparse
 import io
 import os
 import random
-import signal
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,58 +41,17 @@ from typing import Any
 
 from PIL import Image
 
-from bench.hostile_floods import UNIT_LIMIT_MB, commands_part, echo, fakes, timed, webhook_part
-from bench.memory_rss import rss
-from bench.throughput import bot_env
+from bench.hostile_floods import UNIT_LIMIT_MB, commands_part, webhook_part
+from bench.hostile_run import OWNER, Bot, Row, fakes, measured, timed
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram, FloodControl
+from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
-OWNER = 100
 ALLOWED = 200
 STRANGER = 666_000
 STRANGERS_GROUP = -100_666
 OPEN_GROUP = -100_777
 ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot
-
-
-class Bot:
-    """The real bot as a subprocess against the fakes."""
-
-    def __init__(
-        self,
-        code: Path,
-        tg: FakeTelegram,
-        model: FakeAnthropic,
-        work: Path,
-        users: list[int],
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.log_path = work / "bot.log"
-        env = bot_env(code, tg, model, work / "data", users)
-        env.update(OWNER_ID=str(OWNER), LOG_LEVEL="INFO", **(extra or {}))
-        self.log = open(self.log_path, "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot"], cwd=work, env=env, stdout=self.log, stderr=subprocess.STDOUT
-        )
-        deadline = time.monotonic() + 60
-        while not (tg.webhook if "WEBHOOK_URL" in env else tg.calls_of("getUpdates")):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"the bot did not start:\n{self.log_path.read_text()}")
-            time.sleep(0.05)
-
-    def memory(self) -> tuple[float, float]:
-        return rss(self.proc.pid)
-
-    def stop(self) -> str:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        return self.log_path.read_text(errors="replace")
 
 
 def ask_owner(tg: FakeTelegram, asks: int, tag: str) -> list[float]:
@@ -122,7 +77,7 @@ def allowed_burst(tg: FakeTelegram, n: int) -> None:
 
 def answer_time_part(
     code: Path, label: str, asks: int, latency: float, flood: int = 1000, burst: int = 100
-) -> list[tuple[str, float, float, float]]:
+) -> list[Row]:
     """Rows (scenario, median seconds, max seconds, peak MB) for one checkout."""
     scenarios: list[tuple[str, Callable[[FakeTelegram], None] | None]] = [
         ("quiet", None),
@@ -130,21 +85,18 @@ def answer_time_part(
         (f"stranger: {flood:,} in own group", lambda tg: stranger_group(tg, flood)),
         (f"allowed user: {burst:,} at once", lambda tg: allowed_burst(tg, burst)),
     ]
-    rows = []
-    for name, make_flood in scenarios:  # (not ``flood``: the lambdas above read that number)
-        print(f"  {label}: {name} …", file=sys.stderr, flush=True)
-        with fakes(latency) as (work, tg, model):
-            bot = Bot(code, tg, model, work, [OWNER, ALLOWED])
-            try:
-                ask_owner(tg, 1, "warm-up")
-                if make_flood is not None:
-                    make_flood(tg)
-                times = ask_owner(tg, asks, "timed")
-                _, hwm = bot.memory()
-            finally:
-                bot.stop()
-            rows.append((name, statistics.median(times), max(times), hwm))
-    return rows
+
+    def run(
+        work: Path, tg: FakeTelegram, model: FakeAnthropic, make_flood: Callable[[FakeTelegram], None] | None
+    ) -> tuple[list[float], float]:
+        with Bot(code, tg, model, work, [OWNER, ALLOWED]) as bot:
+            ask_owner(tg, 1, "warm-up")
+            if make_flood is not None:
+                make_flood(tg)
+            times = ask_owner(tg, asks, "timed")
+            return times, bot.memory()[1]
+
+    return measured(label, latency, scenarios, run)
 
 
 # -- the mixed stream -------------------------------------------------------------------------------------
@@ -240,15 +192,12 @@ def mixed_updates(tg: FakeTelegram, total: int, rng: random.Random) -> tuple[lis
 
 
 def mixed_part(code: Path, total: int, latency: float, timeout: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-        assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-        tg.flood = FloodControl(strict=True)
-        model.default = echo(latency)
+    with fakes(latency) as (work, tg, model):
         rng = random.Random(19)
         items, questions = mixed_updates(tg, total, rng)
         rng.shuffle(items)
         users = [OWNER, ALLOWED, *range(ALLOWED + 1, ALLOWED + 101)]
-        bot = Bot(code, tg, model, Path(tmp), users)
+        bot = Bot(code, tg, model, work, users)
         peak = 0.0
         try:
             ask_owner(tg, 1, "warm-up")
@@ -270,7 +219,7 @@ def mixed_part(code: Path, total: int, latency: float, timeout: float) -> dict[s
             peak = max(peak, hwm)
         finally:
             log = bot.stop()
-        data = Path(tmp) / "data"
+        data = work / "data"
         stranger_files = [p for p in data.rglob("*") if "STRANGER" in p.name or p.name.startswith("5")]
         stranger_calls = [r for r in model.requests if "STRANGER" in str(r.get("messages", ""))]
         return {

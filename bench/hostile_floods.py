@@ -15,23 +15,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
-import statistics
-import sys
-import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.fakes.anthropic_server import FakeAnthropic, Text
-from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram, FloodControl
-from tests.helpers import asked_text
+from bench.hostile_run import OWNER, Bot, Row, measured, timed
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 
-OWNER = 100
 ADMIN, MEMBER = 301, 302
 GROUP = -100_888
 SECRET = "Bench_whk-7QmZ2xK9pL4vN8rT1yW6cF3hJ5sD0gA"
@@ -39,12 +33,6 @@ URL = "https://bot.example.com/tg"
 BODY = 95 * 1024 * 1024
 CHUNK = b"{" * 65536
 UNIT_LIMIT_MB = 512
-
-Row = tuple[str, float, float, float]
-
-
-def echo(latency: float) -> Callable[[dict], Text]:
-    return lambda body: Text(f"echo: {asked_text(body)}", delay=latency)
 
 
 def free_port() -> int:
@@ -93,28 +81,6 @@ def hostile_post(port: int, taken: list[int]) -> None:
     taken.append(sent)
 
 
-def timed(tg: FakeTelegram, chat: int, questions: list[str], send: Callable[[str], object], answer: str) -> list[float]:
-    """Seconds from sending each question (one after another) until ``answer`` (``{q}`` filled in) is in the chat."""
-    times = []
-    for question in questions:
-        n = len(tg.sent(chat))
-        t0 = time.monotonic()
-        send(question)
-        tg.wait_for(lambda q=question, n=n: answer.format(q=q) in tg.sent(chat)[n:], timeout=300)
-        times.append(time.monotonic() - t0)
-    return times
-
-
-@contextlib.contextmanager
-def fakes(latency: float) -> Iterator[tuple[Path, FakeTelegram, FakeAnthropic]]:
-    """A work directory, the fake Telegram with its strict flood limits, and a fake model that echoes."""
-    with tempfile.TemporaryDirectory() as tmp, FakeTelegram() as tg, FakeAnthropic() as model:
-        assert isinstance(tg, FakeTelegram) and isinstance(model, FakeAnthropic)
-        tg.flood = FloodControl(strict=True)
-        model.default = echo(latency)
-        yield Path(tmp), tg, model
-
-
 def ask_webhook(tg: FakeTelegram, port: int, asks: int, tag: str, ids: list[int]) -> list[float]:
     def send(question: str) -> None:
         ids[0] += 1
@@ -125,33 +91,27 @@ def ask_webhook(tg: FakeTelegram, port: int, asks: int, tag: str, ids: list[int]
 
 def webhook_part(code: Path, asks: int, latency: float, posts: int) -> tuple[list[Row], list[int]]:
     """Rows (scenario, median s, max s, peak MB) quiet and under the flood; bytes taken per hostile POST."""
-    from bench.hostile import Bot
-
-    rows: list[Row] = []
     taken: list[int] = []
-    for name, flood in (("webhook: quiet", False), (f"webhook: {posts} x 95 MB POSTs", True)):
-        print(f"  this: {name} …", file=sys.stderr, flush=True)
-        with fakes(latency) as (work, tg, model):
-            port = free_port()
-            extra = {"WEBHOOK_URL": URL, "WEBHOOK_SECRET": SECRET, "WEBHOOK_LISTEN": "127.0.0.1",
-                     "WEBHOOK_PORT": str(port)}  # fmt: skip
-            bot = Bot(code, tg, model, work, [OWNER], extra)
+
+    def run(work: Path, tg: FakeTelegram, model: FakeAnthropic, flood: bool) -> tuple[list[float], float]:
+        port = free_port()
+        extra = {"WEBHOOK_URL": URL, "WEBHOOK_SECRET": SECRET, "WEBHOOK_LISTEN": "127.0.0.1",
+                 "WEBHOOK_PORT": str(port)}  # fmt: skip
+        with Bot(code, tg, model, work, [OWNER], extra) as bot:
             threads: list[threading.Thread] = []
-            try:
-                wait_listening(port)
-                ids = [1000]
-                ask_webhook(tg, port, 1, "warm-up", ids)
-                if flood:
-                    threads = [threading.Thread(target=hostile_post, args=(port, taken)) for _ in range(posts)]
-                    for th in threads:
-                        th.start()
-                times = ask_webhook(tg, port, asks, "timed", ids)
+            wait_listening(port)
+            ids = [1000]
+            ask_webhook(tg, port, 1, "warm-up", ids)
+            if flood:
+                threads = [threading.Thread(target=hostile_post, args=(port, taken)) for _ in range(posts)]
                 for th in threads:
-                    th.join(120)
-                _, hwm = bot.memory()
-            finally:
-                bot.stop()
-            rows.append((name, statistics.median(times), max(times), hwm))
+                    th.start()
+            times = ask_webhook(tg, port, asks, "timed", ids)
+            for th in threads:
+                th.join(120)
+            return times, bot.memory()[1]
+
+    rows = measured("this", latency, [("webhook: quiet", False), (f"webhook: {posts} x 95 MB POSTs", True)], run)
     return rows, taken
 
 
@@ -165,25 +125,19 @@ def ask_group(tg: FakeTelegram, asks: int, tag: str) -> list[float]:
 
 def commands_part(code: Path, asks: int, latency: float, commands: int) -> list[Row]:
     """Rows for the admin's answer time in a group, quiet and while a member sends ``commands`` commands."""
-    from bench.hostile import Bot
 
-    rows: list[Row] = []
-    for name, flood in (("group: quiet", False), (f"group: member sends {commands} cmds", True)):
-        print(f"  this: {name} …", file=sys.stderr, flush=True)
-        with fakes(latency) as (work, tg, model):
-            bot = Bot(code, tg, model, work, [OWNER])
-            try:
-                tg.set_member(GROUP, ADMIN, "administrator")
-                tg.push_update({"message": tg.message(GROUP, "/allow", chat_type="supergroup", user_id=OWNER)})
-                tg.wait_for(lambda: len(tg.sent(GROUP)) >= 1, timeout=60)
-                ask_group(tg, 1, "warm-up")
-                if flood:
-                    for _ in range(commands):
-                        tg.push_update({"message": tg.message(GROUP, "/memory", chat_type="supergroup",
-                                                              user_id=MEMBER, first_name="Member")})  # fmt: skip
-                times = ask_group(tg, asks, "timed")
-                _, hwm = bot.memory()
-            finally:
-                bot.stop()
-            rows.append((name, statistics.median(times), max(times), hwm))
-    return rows
+    def run(work: Path, tg: FakeTelegram, model: FakeAnthropic, flood: bool) -> tuple[list[float], float]:
+        with Bot(code, tg, model, work, [OWNER]) as bot:
+            tg.set_member(GROUP, ADMIN, "administrator")
+            tg.push_update({"message": tg.message(GROUP, "/allow", chat_type="supergroup", user_id=OWNER)})
+            tg.wait_for(lambda: len(tg.sent(GROUP)) >= 1, timeout=60)
+            ask_group(tg, 1, "warm-up")
+            if flood:
+                for _ in range(commands):
+                    tg.push_update({"message": tg.message(GROUP, "/memory", chat_type="supergroup",
+                                                          user_id=MEMBER, first_name="Member")})  # fmt: skip
+            times = ask_group(tg, asks, "timed")
+            return times, bot.memory()[1]
+
+    scenarios = [("group: quiet", False), (f"group: member sends {commands} cmds", True)]
+    return measured("this", latency, scenarios, run)

@@ -186,8 +186,8 @@ async def play(turns: int, model_name: str, seed: int, web: bool = False) -> tup
     server.default = answer
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            client = ClaudeModel(model_name, api_key="bench", max_retries=0, catalog=ModelCatalog(Path(tmp)))
-            client.client = client.client.with_options(base_url=server.url)
+            client = ClaudeModel(model_name, api_key="bench", base_url=server.url, max_retries=0,
+                                 catalog=ModelCatalog(Path(tmp)))  # fmt: skip
             # as bot/wiring.py: the summarizer asks for the least thinking the model accepts
             summary_model = ClaudeModel(model_name, share=client, max_tokens=8192, purpose="lowest")
             # as the bot runs it: facts, recall (search_memory and the related-memories block) and reminders
@@ -220,7 +220,7 @@ async def play(turns: int, model_name: str, seed: int, web: bool = False) -> tup
                 rows.append(row)
                 await assistant.maintain(CHAT)  # the summarizer's calls are not counted in the rows
                 clock.seconds += 60
-            await client.client.close()
+            await client.aclose()
             # nothing refused but the one probe of mid-conversation system messages on a model without them
             probes = [r for r in server.rejected if "role 'system'" in r]
             assert probes == server.rejected and len(probes) <= 1, server.rejected
@@ -309,8 +309,8 @@ async def play_people(kind: str, turns: int, model_name: str, seed: int) -> Scen
     result = Scenario(kind)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            client = ClaudeModel(model_name, api_key="bench", max_retries=0, catalog=ModelCatalog(Path(tmp)))
-            client.client = client.client.with_options(base_url=server.url)
+            client = ClaudeModel(model_name, api_key="bench", base_url=server.url, max_retries=0,
+                                 catalog=ModelCatalog(Path(tmp)))  # fmt: skip
             limits = Limits(UsageLedger(Path(tmp), flush_after=None), searches=SEARCH_LIMIT if kind == "limit" else 0,
                             now=clock.now)  # fmt: skip
             web = WebSearch(WebSettings(daily_limit=limits.searches))
@@ -347,7 +347,7 @@ async def play_people(kind: str, turns: int, model_name: str, seed: int) -> Scen
                 )
                 await assistant.maintain(chat, user_id=who)
                 clock.seconds += 60
-            await client.client.close()
+            await client.aclose()
             assert server.rejected == [], server.rejected
             chat_bodies = [
                 b for b in server.requests if not str(b["system"][0].get("text", "")).startswith(SYSTEM_MARK)

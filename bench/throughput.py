@@ -25,7 +25,6 @@ import argparse
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,6 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +63,6 @@ class Recording(FakeTelegram):
         self.done = threading.Event()
         self.warm = threading.Event()  # the warm-up question was answered
         self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
-
-    def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
-        # The fake writes an answer's head and body in two sends; with Nagle's algorithm the body then
-        # waits for the bot's delayed ACK, up to 40 ms on loopback: half the answers took 40+ ms to
-        # come back, a cost Telegram's servers do not add (and the limiter charges the round trip).
-        request.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().handle(request, method)
 
     def _seen(self, chat_id: int) -> None:
         if chat_id == WARM_UP_CHAT:

@@ -71,14 +71,14 @@ def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)
     # these loggers print request URLs, and Telegram's URLs contain the bot token: WARNING at any level
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     # the reminders' scheduler logs two INFO lines at every run of its 10-second rescan job
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     if level == "DEBUG" and not content_enabled():
         # the libraries' debug output shows every update and request, message text included:
         # only with LOG_CONTENT=1; DEBUG alone is for the bot's own loggers
-        for name in ("telegram", "anthropic", "tornado"):
+        for name in ("telegram", "tornado"):
             logging.getLogger(name).setLevel(logging.INFO)
 
 
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     if rest:
         print(f"error: unknown argument {rest[0]!r}\n{USAGE}", file=sys.stderr)
         return 2
-    from bot.doctor.preflight import data_dir_error, startup_problems
+    from bot.doctor.preflight import data_dir_error, data_dir_findings, startup_problems
 
     load_dotenv(Path.cwd() / ".env", override=False)
     # the doctor's configuration checks (keys, the endpoint), before anything is started: one line each
@@ -154,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:
         print(f"error: {data_dir_error(e, settings.data_dir)}", file=sys.stderr)
+        return 2
+    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
+    if in_the_way:
+        print(f"error: {in_the_way[0].text()}", file=sys.stderr)
         return 2
     from bot.tg.app import StartupFailure, run
 

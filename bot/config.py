@@ -87,6 +87,7 @@ class Settings:
     telegram_bot_token: str = ""
     anthropic_model: str = DEFAULT_MODEL
     telegram_base_url: str = DEFAULT_TELEGRAM_BASE_URL
+    anthropic_base_url: str = ""  # ANTHROPIC_BASE_URL, without /v1 ("": Anthropic's, bot/claude/api.py)
     data_dir: Path = Path("data")
     allowed_users: frozenset[int] = field(default_factory=frozenset)
     timezone: str = "Asia/Seoul"
@@ -226,6 +227,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_telegram: bool =
         telegram_bot_token=token,
         anthropic_model=env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL,
         telegram_base_url=env.get("TELEGRAM_BASE_URL", "").strip() or DEFAULT_TELEGRAM_BASE_URL,
+        anthropic_base_url=env.get("ANTHROPIC_BASE_URL", "").strip(),
         data_dir=Path(env.get("DATA_DIR", "").strip() or "data").expanduser(),
         timezone=timezone,
         max_history_messages=_int(env, "MAX_HISTORY_MESSAGES", 20, minimum=2),

@@ -281,6 +281,24 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "DATA_DIR {path} is not writable for {user} ({file}): give it to that user (chown {user} {path}) "
         "or set DATA_DIR elsewhere; ./bot.sh doctor explains more",
     },
+    "start.data_sub_not_dir": {
+        "ko": "DATA_DIR {path} 의 {sub} 이(가) 디렉터리가 아니에요 (파일이 있어요; 봇이 대화를 저장하는 곳이에요): "
+        "그 파일을 다른 곳으로 옮기고 다시 시작하세요",
+        "en": "DATA_DIR {path}: {sub} is not a directory (a file is in the way where the chats are kept): move "
+        "that file elsewhere and start again",
+    },
+    "start.data_sub_denied": {
+        "ko": "DATA_DIR {path} 의 {sub} 에 쓸 권한이 없어요 (사용자 {user}): 소유자를 바꾸거나 (chown -R {user} "
+        "{path}) DATA_DIR 을 다른 곳으로 하세요",
+        "en": "DATA_DIR {path}: {sub} is not writable for {user}: give it to that user (chown -R {user} {path}) "
+        "or set DATA_DIR elsewhere",
+    },
+    "start.data_sub_read_only": {
+        "ko": "DATA_DIR {path} 의 {sub} 이(가) 읽기 전용 파일 시스템에 있어요: 쓸 수 있게 마운트하거나 DATA_DIR 을 "
+        "쓸 수 있는 곳으로 바꾸세요",
+        "en": "DATA_DIR {path}: {sub} is on a read-only file system: mount it writable or set DATA_DIR to a "
+        "writable place",
+    },
     "start.data_full": {
         "ko": "DATA_DIR {path} 의 디스크가 가득 찼어요: 공간을 비우거나 DATA_DIR 을 다른 디스크로 하세요",
         "en": "the disk of DATA_DIR {path} is full: free some space or set DATA_DIR to another disk",
@@ -649,6 +667,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "memory.from.document": {"ko": "문서", "en": "a document"},
     "memory.from.photo": {"ko": "사진", "en": "a photo"},
     "memory.from.forwarded": {"ko": "전달된 메시지", "en": "a forwarded message"},
+    "memory.web": {"ko": "웹을 읽은 뒤", "en": "after reading the web"},
+    "memory.web_pages": {"ko": "웹을 읽은 뒤 — {pages}", "en": "after reading the web — {pages}"},
     "memory.who.you": {"ko": "본인", "en": "you"},
     "memory.who.terminal": {"ko": "주인(터미널)", "en": "the owner at the terminal"},
     "remember.done": {"ko": "🧠 기억했어요 ({id}번): {text}", "en": "🧠 Remembered (#{id}): {text}"},

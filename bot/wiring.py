@@ -42,6 +42,7 @@ def make_assistant(
     model = ClaudeModel(
         catalog.selected_for(settings.anthropic_model) or settings.anthropic_model,  # /model outlives restarts
         api_key=settings.anthropic_api_key,
+        base_url=settings.anthropic_base_url or None,  # unset: ANTHROPIC_BASE_URL of the environment, else Anthropic's
         max_tokens=settings.max_tokens,
         max_retries=settings.anthropic_max_retries,
         timeout=settings.anthropic_timeout,
@@ -75,7 +76,8 @@ def make_assistant(
         ),
         summary_timeout=settings.summary_timeout,
         on_spend=on_spend,
-        recall=RecallIndex(settings.data_dir, meaning=meaning.load(settings.recall_meaning)),
+        # the model is made on first use: a chat without vectors yet (a fresh one) never waits for it
+        recall=RecallIndex(settings.data_dir, meaning=meaning.load(settings.recall_meaning, lazy=True)),
         recall_turns=settings.recall_turns,
         web=WebSearch(settings.web, settings.timezone, model_supports=supports_web_search(settings.anthropic_model)),
         tools=reminder_tools(

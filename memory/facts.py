@@ -10,7 +10,9 @@ File ``chats/<chat_id>.facts.json`` (atomic writes: temp file, fsync, rename; mo
 ``source`` says where a fact came from (its provenance): ``via`` ``command`` (/remember) or ``tool``
 (Claude's ``remember`` tool, on someone's question); ``by`` the Telegram user id of the person who
 added it or asked for it (``"terminal"``: the owner at the keyboard), ``name`` their first name when
-known, ``from`` what the question carried (``document``, ``photo``, ``forwarded``). Facts written
+known, ``from`` what the question carried (``document``, ``photo``, ``forwarded``), ``web`` (a
+fact Claude saved after a web search or fetch came back in the same question) the URLs of the pages
+read by then, at most 5, cited and fetched first (``[]``: not known). Facts written
 before provenance was recorded have no ``by``: they read as "who added it is unknown" (``Fact.by``
 is None), and the file is never rewritten for it.
 
@@ -86,6 +88,14 @@ class Fact:
         """``command``, ``tool``, or "" (not recorded)."""
         via = self.source.get("via")
         return via if via in ("command", "tool") else ""
+
+    @property
+    def web(self) -> tuple[str, ...] | None:
+        """The pages read before the fact was saved (empty: not known), or None when it came after no web search."""
+        pages = self.source.get("web")
+        if not isinstance(pages, list):
+            return None
+        return tuple(p for p in pages if isinstance(p, str) and p)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "text": self.text, "at": self.at, "source": dict(self.source)}

@@ -55,8 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def no_ca_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty directory of trusted certificates, for SSL_CERT_DIR.
 
-    No test talks TLS: every server is a fake on http://127.0.0.1. Yet every HTTP client (httpx's,
-    the Anthropic SDK's httpx2) makes an SSL context when it is created, reading a whole CA bundle
+    No test talks TLS: every server is a fake on http://127.0.0.1. Yet every HTTP client (httpx's: the bot's
+    Claude client and python-telegram-bot's) makes an SSL context when it is created, reading a whole CA bundle
     (~40 ms of CPU; the suite makes hundreds of clients, in the tests and in every bot process). With
     SSL_CERT_DIR (and no SSL_CERT_FILE) they look certificates up in this directory instead, only
     when a TLS connection asks for one, which none does."""

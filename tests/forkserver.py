@@ -1,15 +1,13 @@
 """A preloaded Python that starts the end-to-end tests' ``python -m bot`` processes by forking.
 
-Each bot process spends most of its start importing its libraries: ``import anthropic`` alone costs
-~2.8 s of CPU (its SDK builds hundreds of typed models), python-telegram-bot another 0.5 s, and the
-suite starts about a hundred bots. The fork server imports those *third-party* libraries once per
-test worker, then forks a child for every bot the tests start. The child is a real ``python -m bot``
-process: it gets its own environment, working directory, argv, log file and stdin (``/dev/null``),
-imports the bot's own code fresh and runs ``bot.__main__`` through ``runpy`` exactly as ``-m``
-does, exits through the interpreter's normal shutdown, and is signalled and killed by its pid. Only
-what a library does at import time happens once, before the environment is set: none of the
-preloaded libraries reads the environment then (``PRELOAD``; ``anthropic`` reads ``ANTHROPIC_LOG``
-at import, which no test sets).
+Each bot process spends most of its start importing its libraries: python-telegram-bot ~0.5 s of
+CPU, httpx, numpy, Pillow and pypdf more, and the suite starts about a hundred bots. The fork server
+imports those *third-party* libraries once per test worker, then forks a child for every bot the tests
+start. The child is a real ``python -m bot`` process: it gets its own environment, working directory,
+argv, log file and stdin (``/dev/null``), imports the bot's own code fresh and runs ``bot.__main__``
+through ``runpy`` exactly as ``-m`` does, exits through the interpreter's normal shutdown, and is
+signalled and killed by its pid. Only what a library does at import time happens once, before the
+environment is set: none of the preloaded libraries reads the environment then (``PRELOAD``).
 
 ``TEST_FORKSERVER=0`` turns it off (every bot is a plain ``subprocess.Popen``); a test that passes a
 ``preexec`` callable always gets a plain one (resource limits go with the request instead: ``rlimits``).
@@ -47,13 +45,10 @@ from pathlib import Path
 from typing import IO, Any
 
 PRELOAD = (
-    "anthropic",
     "httpx",
-    "httpx2",
     "telegram",
     "telegram.ext",
     "telegram.request",
-    "pydantic",
     "PIL.Image",
     "pypdf",
     "numpy",  # memory.recall imports it (~0.15 s of CPU a bot)
@@ -77,39 +72,30 @@ def _preload(extra: Sequence[str] = ()) -> None:
             importlib.import_module(name)
         except ImportError:  # an optional library: the child imports it itself if it needs it
             pass
-    _warm_sdk()
+    _warm_http()
     # what is loaded now stays for good: out of the garbage collector's sight, so that a child's
     # collections neither walk those objects nor copy the pages they are on
     gc.freeze()
 
 
-def _warm_sdk() -> None:
-    """What the Anthropic SDK builds on first use and then keeps, built once here: the pydantic schemas
-    of the models it reads and the type adapters of its stream events (~0.1 s of CPU in every bot,
-    which reads the model's Models API entry at start and streams its answers). One Models API read
-    and one streamed answer, against a fake Messages API in this process; its threads have ended
-    before anything is forked."""
+def _warm_http() -> None:
+    """What httpx imports on its first request and connection (httpcore's HTTP/1.1 stack, h11, anyio's
+    asyncio backend), imported once here: one Models API read from a fake Messages API in this process,
+    as every bot and terminal makes first; its threads have ended before anything is forked."""
     try:
         import asyncio
 
-        from anthropic import AsyncAnthropic
+        import httpx
     except ImportError:
         return
     from tests.fakes.anthropic_server import FakeAnthropic
 
-    async def read_and_stream(url: str) -> None:
-        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url=url, max_retries=0)
-        try:
-            model = "claude-sonnet-5-5"
-            (await client.models.retrieve(model)).model_dump(mode="json")
-            messages: Any = [{"role": "user", "content": "warm-up"}]
-            async with client.messages.stream(model=model, max_tokens=64, messages=messages) as stream:
-                await stream.get_final_message()
-        finally:
-            await client.close()
+    async def read(url: str) -> None:
+        async with httpx.AsyncClient(base_url=url) as client:
+            await client.get("/v1/models/claude-sonnet-5-5", headers={"x-api-key": "sk-ant-warm-up"})
 
     with FakeAnthropic() as fake:
-        asyncio.run(read_and_stream(fake.url))
+        asyncio.run(read(fake.url))
     deadline = time.monotonic() + 10
     while threading.active_count() > 1:  # the fake's connection threads, ending after the client closed
         if time.monotonic() > deadline:

@@ -155,7 +155,7 @@ async def test_the_wired_summarizer_charges_the_user_of_the_compacted_chat(fake_
     for i in range(3):
         await a.ask(CHAT, Question(f"q{i}", user_id=42))
     await a.maintain(CHAT, user_id=42)
-    await a.model.client.close()
+    await a.model.aclose()
     assert a.summary(CHAT) == memo("wired")
     summary = [s for s in spent if s.kind == "summary"]
     assert len(summary) == 1 and summary[0].user_id == 42 and summary[0].chat_id == str(CHAT)

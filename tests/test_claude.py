@@ -14,12 +14,8 @@ MESSAGES = [{"role": "user", "content": "안녕"}]
 
 def model_for(server: FakeAnthropic, **kw) -> ClaudeModel:
     kw.setdefault("max_retries", 0)
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(
-        api_key="sk-test", base_url=server.url, max_retries=kw.pop("max_retries"), timeout=kw.pop("timeout", 10.0)
-    )
-    return ClaudeModel("claude-test", client=client, **kw)
+    kw.setdefault("timeout", 10.0)
+    return ClaudeModel("claude-test", api_key="sk-test", base_url=server.url, **kw)
 
 
 async def test_streams_text_and_reports_usage(fake_anthropic: FakeAnthropic):
@@ -38,7 +34,7 @@ async def test_streams_text_and_reports_usage(fake_anthropic: FakeAnthropic):
     assert body["stream"] is True and body["system"] == SYSTEM and body["messages"] == MESSAGES
     assert body["model"] == "claude-test"
     headers = fake_anthropic.headers[-1]
-    assert headers.get("x-api-key") == "sk-test" or headers.get("authorization") == "Bearer sk-test"
+    assert headers.get("x-api-key") == "sk-test" and headers.get("anthropic-version") == "2026-10-21"
 
 
 @pytest.mark.parametrize(
@@ -76,11 +72,9 @@ async def test_connection_refused():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    model = ClaudeModel("m", api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0)
     with pytest.raises(ModelError) as e:
-        await ClaudeModel("m", client=client).complete(system=SYSTEM, messages=MESSAGES)
+        await model.complete(system=SYSTEM, messages=MESSAGES)
     assert e.value.kind == "connection"
 
 
@@ -89,45 +83,3 @@ async def test_empty_answer_is_an_error(fake_anthropic: FakeAnthropic):
     with pytest.raises(ModelError) as e:
         await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
     assert e.value.kind == "empty"
-
-
-async def test_the_sdk_is_loaded_off_the_event_loop(monkeypatch: pytest.MonkeyPatch):
-    """While the SDK import is under way the loop keeps serving other chats (import lock: not on the loop)."""
-    import asyncio
-    import threading
-
-    import bot.claude.client as claude
-
-    importing, release = threading.Event(), threading.Event()
-
-    def slow_import() -> None:
-        importing.set()
-        release.wait(10)  # a hang guard: released below as soon as the loop shows it is free
-        claude._sdk_loaded.set()
-
-    monkeypatch.setattr(claude, "_sdk_loaded", threading.Event())
-    monkeypatch.setattr(claude, "import_sdk", slow_import)
-    loading = asyncio.create_task(claude.load_sdk())
-    # this await completes only if the loop runs while slow_import is blocked
-    assert await asyncio.to_thread(importing.wait, 10)
-    assert not loading.done() and not release.is_set()
-    release.set()
-    await loading
-    assert claude._sdk_loaded.is_set()
-    await claude.load_sdk()  # loaded: returns at once without importing again
-
-
-async def test_a_question_waits_for_the_sdk_before_calling(fake_anthropic: FakeAnthropic, monkeypatch):
-    """complete() loads the SDK before its request leaves: the fake server had no request when the load ran."""
-    import bot.claude.client as claude
-
-    requests_when_loaded: list[int] = []
-
-    async def load() -> None:
-        requests_when_loaded.append(len(fake_anthropic.requests))
-
-    monkeypatch.setattr(claude, "load_sdk", load)
-    fake_anthropic.reply(Text("네"))
-    reply = await model_for(fake_anthropic).complete(system=SYSTEM, messages=MESSAGES)
-    assert reply.text == "네" and len(fake_anthropic.requests) == 1
-    assert requests_when_loaded and set(requests_when_loaded) == {0}  # (the Models API lookup loads it too)

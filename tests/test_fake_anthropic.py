@@ -66,8 +66,7 @@ def test_a_well_formed_tool_exchange_is_accepted(fake_anthropic: FakeAnthropic):
 
 
 async def test_the_real_client_streams_tool_calls_and_reports_a_rejected_request(fake_anthropic: FakeAnthropic):
-    model = ClaudeModel("claude-sonnet-4-6", api_key="k", max_retries=0)
-    model.client = model.client.with_options(base_url=fake_anthropic.url)
+    model = ClaudeModel("claude-sonnet-4-6", api_key="k", base_url=fake_anthropic.url, max_retries=0)
     call = ("remember", {"text": "생일은 3월 14일", "n": [1, 2, 3]})
     fake_anthropic.reply(ToolCalls([call], text="기억할게요.", chunk=7))
     seen: list[str] = []
@@ -84,7 +83,7 @@ async def test_the_real_client_streams_tool_calls_and_reports_a_rejected_request
     with pytest.raises(ModelError) as e:
         await model.complete(system=[], messages=[{"role": "user", "content": [RESULT]}], tools=TOOLS)
     assert e.value.kind == "bad_request" and "unexpected `tool_use_id`" in str(e.value)
-    await model.client.close()
+    await model.aclose()
 
 
 def test_a_tool_call_of_the_current_turn_must_come_back_unmodified(fake_anthropic: FakeAnthropic):

@@ -455,3 +455,18 @@ def test_forced_tool_use_where_it_is_accepted_skips_thinking(fake_anthropic: Fak
     assert rejected(post(fake_anthropic, {**manual, "max_tokens": 2000})) == (
         "Thinking may not be enabled when tool_choice forces tool use."
     )
+
+
+def test_a_stream_pings_and_may_carry_types_no_client_knows_yet(fake_anthropic: FakeAnthropic):
+    """Streaming messages: "any number of ping events"; new event types may come (Versions: new variants
+    of enum-like output values). The SDK, a client written before them, still reads the answer."""
+    fake_anthropic.reply(Text("안녕", novel=True), Text("끊긴 답", drop=True))
+    body = {"model": "claude-sonnet-5-5", "max_tokens": 100, "messages": Q, "stream": True}
+    raw = httpx.post(f"{fake_anthropic.url}/v1/messages", headers=KEY, json=body, timeout=10).text
+    assert 'event: ping\ndata: {"type": "ping"}' in raw
+    assert "event: novel_event_fake" in raw and '"type": "novel_block_fake"' in raw and "novel_delta_fake" in raw
+    assert raw.rstrip().endswith('event: message_stop\ndata: {"type": "message_stop"}')
+    cut = httpx.post(f"{fake_anthropic.url}/v1/messages", headers=KEY, json=body, timeout=10).text
+    assert "끊긴 답" in cut and "message_stop" not in cut and "content_block_stop" not in cut.split("끊긴")[-1]
+    fake_anthropic.reply(Text("안녕", novel=True))
+    assert "".join(b.text for b in stream_of(fake_anthropic).content if b.type == "text") == "안녕"

@@ -182,3 +182,22 @@ def test_set_my_commands_checks_the_commands_and_keeps_the_menu_per_scope_and_la
     assert call(fake_telegram, "getMyCommands")[1]["result"] == menu  # refused menus change nothing
     assert call(fake_telegram, "deleteMyCommands")[1]["ok"]
     assert call(fake_telegram, "getMyCommands")[1]["result"] == []
+
+
+def test_the_fakes_answer_without_nagle_delay():
+    """An answer is two sends (head, then body): with Nagle's algorithm on, the body waited for the client's
+    delayed ACK (up to 40 ms on loopback), so every fake answer (Telegram's, Anthropic's) sets TCP_NODELAY."""
+    import socket
+
+    from tests.fakes.http import FakeHTTPServer
+
+    seen: list[int] = []
+
+    class Probe(FakeHTTPServer):
+        def handle(self, request, method: str) -> None:
+            seen.append(request.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            self.respond(request, 200, b"{}")
+
+    with Probe() as probe, urllib.request.urlopen(f"{probe.url}/", timeout=10) as response:
+        assert response.status == 200
+    assert seen and seen[0] != 0

@@ -109,7 +109,7 @@ async def test_answers_tool_rounds_and_summaries_are_charged_to_the_user_who_cau
         await a.maintain(-100, user_id=42)
     finally:
         await a.aclose()
-        await a.model.client.close()
+        await a.model.aclose()
     assert a.summary(-100) == memo("wired")
     mine = lim.ledger.user_day("42", lim.day()).models["claude-sonnet-5-5"]
     # a tool round and its answer, two more answers, one summary: 5 calls, all charged to user 42

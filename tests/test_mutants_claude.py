@@ -22,10 +22,9 @@ NOW = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
 
 
 def claude(server: FakeAnthropic, data_dir: Path, model: str, **kw) -> ClaudeModel:
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0)
-    return ClaudeModel(model, client=client, catalog=ModelCatalog(data_dir), **kw)
+    return ClaudeModel(
+        model, api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0, catalog=ModelCatalog(data_dir), **kw
+    )
 
 
 async def test_a_web_search_round_streams_the_search_progress_line(fake_anthropic: FakeAnthropic, data_dir: Path):

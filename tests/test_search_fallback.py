@@ -40,11 +40,8 @@ def note_tool(ran: list[str]) -> Tool:
 
 
 def loop_for(server: FakeAnthropic, model: str, ran: list[str]) -> ToolLoop:
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0)
     return ToolLoop(
-        ClaudeModel(model, client=client),
+        ClaudeModel(model, api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0),
         Toolbox([note_tool(ran)]),
         max_rounds=4,
         max_tokens=2000,

@@ -45,10 +45,10 @@ async def test_a_call_holds_its_max_uses_until_its_usage_is_recorded(data_dir: P
 
 
 def assistant_for(server: FakeAnthropic, data_dir: Path, limits: Limits, chat_dir: str = "") -> Assistant:
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0)
-    model = ClaudeModel("claude-sonnet-5-5", client=client, catalog=ModelCatalog(data_dir))
+    model = ClaudeModel(
+        "claude-sonnet-5-5", api_key="sk-test", base_url=server.url, max_retries=0, timeout=30.0,
+        catalog=ModelCatalog(data_dir),
+    )  # fmt: skip
     web = WebSearch(WebSettings(max_uses=3, daily_limit=limits.searches), may_search=limits.may_search)
     assistant = Assistant(transcript=Transcript(data_dir), model=model, web=web, on_spend=limits.record)
 

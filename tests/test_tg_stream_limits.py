@@ -132,3 +132,21 @@ async def test_a_preview_edit_on_the_wire_lands_before_the_final_edit():
     edits = bot.of("edit")
     assert [e["parse_mode"] for e in edits] == [None, "HTML"]
     assert bot.messages[stream.message_id] == parse_html(render(answer))[0]  # the final text stays
+
+
+async def test_an_answer_being_written_keeps_a_window_slot_free_of_previews_until_its_final_is_queued():
+    clock, limiter, bot = limited(per_second=10)
+    streams = [ReplyStream(bot, Target(6000 + i), drafts=True, interval=1.0) for i in range(10)]
+    assert limiter.answers == 10  # ten answers under way: their finals need all ten slots
+    await streams[0].feed("Hello")
+    await settle()
+    assert bot.of("draft") == []  # no room for a preview and ten finals
+    await streams[9].finish("done")  # one answer's final is queued (and sent): it no longer needs a slot kept
+    await streams[8].fail("failed")  # a failed answer needs none either
+    await streams[7].cancel()
+    assert limiter.answers == 7
+    await until(lambda: bot.of("draft"))  # 10 − 2 sent = 8 free ≥ 7 answers + this preview
+    assert [d["text"] for d in bot.of("draft")] == ["Hello"]
+    for stream in streams[:7]:
+        await stream.finish("bye")
+    assert limiter.answers == 0

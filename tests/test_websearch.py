@@ -30,10 +30,7 @@ P3 = Page("https://www.kma.go.kr/", "기상청")
 
 
 def model_for(server: FakeAnthropic) -> ClaudeModel:
-    from anthropic import AsyncAnthropic
-
-    client = AsyncAnthropic(api_key="sk-test", base_url=server.url, max_retries=0, timeout=10.0)
-    return ClaudeModel("claude-sonnet-5-5", client=client)
+    return ClaudeModel("claude-sonnet-5-5", api_key="sk-test", base_url=server.url, max_retries=0, timeout=10.0)
 
 
 def two_searches(pause_after: int | None = None) -> WebAnswer:
@@ -350,13 +347,11 @@ async def test_a_request_that_times_out_while_searching_is_answered_without_sear
 ):
     import threading
 
-    from anthropic import AsyncAnthropic
-
     hold = threading.Event()  # the searching request never finishes (until the end of the test)
     fake_anthropic.reply(Text("검색하는 중", gate=hold, gate_after=0, chunk=2), Text("검색 없이 답해요"))
-    client = AsyncAnthropic(api_key="sk-test", base_url=fake_anthropic.url, max_retries=0, timeout=3.0)
     loop = loop_for(fake_anthropic, WebSearch(WebSettings()))
-    loop.model = ClaudeModel("claude-sonnet-5-5", client=client)
+    loop.model = ClaudeModel("claude-sonnet-5-5", api_key="sk-test", base_url=fake_anthropic.url, max_retries=0,
+                             timeout=3.0)  # fmt: skip
     try:
         out = await loop.run(SYSTEM, [{"role": "user", "content": "뉴스?"}], ctx(), None)
     finally:

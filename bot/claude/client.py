@@ -1,119 +1,26 @@
 """The Claude client: streams a Messages API reply and maps failures to ModelError.
 
-The Anthropic SDK takes over a second to import, so it is imported when the client is
-first needed (the first question), not at start: the terminal shows its prompt and the bot
-polls Telegram at once. ``prewarm()`` imports it in a background thread meanwhile, then builds what
-the SDK builds on its first use (``warm_sdk``, offline) so the first answer does not pay for it.
+It talks to the API over plain HTTP (bot/claude/api.py: headers, retries, errors; bot/claude/accumulate.py:
+the stream's events into the response), with no SDK to import: a fresh process's first question costs
+what its HTTP request costs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import logging
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.claude.accumulate import Accumulator
+from bot.claude.api import SPEND_CAP, APIError, Client
 from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
 from bot.claude.modelinfo import ModelCatalog, ModelInfo, documented_system_messages
 
-if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
-
 log = logging.getLogger(__name__)
-
-
-_sdk_loaded = threading.Event()
-
-
-def import_sdk() -> None:
-    """Import the Anthropic SDK and its HTTP library (slow: run it in a thread)."""
-    importlib.import_module("anthropic")
-    importlib.import_module("httpx2")
-    _sdk_loaded.set()
-
-
-_WARM_EVENTS = (
-    ("message_start", {"type": "message_start", "message": {"id": "msg_warm", "type": "message", "role": "assistant",
-        "model": "warm", "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1}}}),
-    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-    ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "."}}),
-    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 1}}),
-    ("message_stop", {"type": "message_stop"}),
-)  # fmt: skip
-"""A streamed answer of one word, as the Messages API sends it (for ``warm_sdk``)."""
-
-
-def warm_sdk() -> None:
-    """Build what the SDK builds on its first use and then keeps (the pydantic schemas of a Models API
-    entry, the type adapters of the stream events: a few hundred ms of CPU on the first answer), offline:
-    one Models API read and one streamed answer from canned responses in memory, nothing sent anywhere."""
-    import json
-
-    import httpx2
-    from anthropic import AsyncAnthropic
-
-    sse = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _WARM_EVENTS).encode()
-    entry = {"id": "warm", "type": "model", "display_name": "warm", "created_at": "2026-01-01T00:00:00Z"}
-
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        if request.url.path.startswith("/v1/models"):
-            return httpx2.Response(200, json=entry)
-        return httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"})
-
-    async def read_and_stream() -> None:
-        transport = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
-        client = AsyncAnthropic(api_key="sk-ant-warm-up", base_url="http://warm.invalid", http_client=transport)
-        async with client:
-            (await client.models.retrieve("warm")).model_dump(mode="json")
-            messages: Any = [{"role": "user", "content": "warm-up"}]
-            async with client.messages.stream(model="warm", max_tokens=1, messages=messages) as stream:
-                await stream.get_final_message()
-
-    asyncio.run(read_and_stream())
-    # what the first real connection imports (an in-memory transport needs none of it): the HTTP/1.1
-    # stack under httpx2, the async backend of its sockets, the system's certificate store
-    for name in _FIRST_CONNECTION:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-
-
-_FIRST_CONNECTION = ("httpcore2", "h11", "anyio._backends._asyncio", "anyio.streams.tls", "truststore")
-
-
-def _import_and_warm() -> None:
-    import_sdk()
-    try:
-        warm_sdk()
-    except Exception:  # only a head start: the first answer builds what this could not
-        log.debug("warming the SDK failed", exc_info=True)
-
-
-def prewarm() -> threading.Thread:
-    """Import the Anthropic SDK in a daemon thread, so the first question does not wait for it, and then
-    build what it builds on first use (``warm_sdk``)."""
-    thread = threading.Thread(target=_import_and_warm, name="import-anthropic", daemon=True)
-    thread.start()
-    return thread
-
-
-async def load_sdk() -> None:
-    """Make sure the SDK is imported without blocking the event loop.
-
-    An ``import anthropic`` on the loop while the prewarm thread is still importing it would wait
-    for the import lock and stall every chat; this waits in a worker thread instead (the import
-    system lets it finish the import the prewarm thread started, or do it itself).
-    """
-    if not _sdk_loaded.is_set():
-        await asyncio.to_thread(import_sdk)
 
 
 ERROR_KINDS = {
@@ -149,28 +56,25 @@ SPEND_LIMIT = "you have reached your specified"
 """A 400 whose message starts so is the organization's or workspace's own spend limit (the errors page: "the API
 also returns a 400 when usage reaches an organization or workspace spend limit you set"; the wording, "You have
 reached your specified (workspace) API usage limits", is the one public reports quote: the page gives none)."""
-SPEND_CAP = "enforced_spend_limit_reached"
-"""``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
 
-def error_kind(e: Exception) -> str:
-    """The ModelError kind of an SDK error: by its HTTP status, or for an error event inside a
-    stream (which arrives with HTTP 200) by the error type in its body."""
-    status = getattr(e, "status_code", 0)
-    body = getattr(e, "body", None)
-    err: dict[str, Any] = {}
-    if isinstance(body, dict):
-        err = body["error"] if isinstance(body.get("error"), dict) else body
+def error_kind(e: APIError) -> str:
+    """The ModelError kind of a failed call: a timeout or a connection error; an HTTP error by its status; an
+    error event inside a stream (which arrives with HTTP 200) by the error type in its body."""
+    if e.timeout:
+        return "timeout"
+    if e.status_code == 0:
+        return "connection"
+    err = e.error
     details = err.get("details") if isinstance(err.get("details"), dict) else {}
     if details.get("error_code") == SPEND_CAP:
         return "spend_cap"
-    kind = BY_STATUS.get(status) or ERROR_KINDS.get(str(err.get("type", "")))
+    kind = BY_STATUS.get(e.status_code) or ERROR_KINDS.get(str(err.get("type", "")))
     if kind == "bad_request" and str(err.get("message", "")).lower().startswith(SPEND_LIMIT):
         return "spend_limit"
     if kind is not None:
         return kind
-    text = str(e).lower()
-    return "overloaded" if "overload" in text else "server"
+    return "overloaded" if "overload" in str(e).lower() else "server"
 
 
 class ClaudeModel:
@@ -187,7 +91,8 @@ class ClaudeModel:
         model: str,
         *,
         api_key: str | None = None,
-        client: AsyncAnthropic | None = None,
+        base_url: str | None = None,
+        client: Client | None = None,
         share: ClaudeModel | None = None,
         max_tokens: int = 16384,
         max_retries: int = 2,
@@ -207,7 +112,9 @@ class ClaudeModel:
         self.purpose = purpose
         self._client = client
         self._share = share  # use that model's HTTP client (one connection pool, closed once)
-        self._options: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries, "timeout": timeout}
+        self._options: dict[str, Any] = {
+            "api_key": api_key or "", "base_url": base_url, "max_retries": max_retries, "timeout": timeout,
+        }  # fmt: skip
         self.catalog = catalog if catalog is not None else (share.catalog if share is not None else ModelCatalog(None))
         self._now = now or (lambda: datetime.now(UTC))
         self._fetching: dict[str, asyncio.Task[ModelInfo]] = {}
@@ -221,57 +128,50 @@ class ClaudeModel:
         self._name, self._follow = value, None
 
     @property
-    def client(self) -> AsyncAnthropic:
-        """The SDK client, made (and the SDK imported) on first use."""
+    def client(self) -> Client:
+        """The HTTP client of the API, made on first use (or the shared model's)."""
         if self._share is not None:
             return self._share.client
         if self._client is None:
-            from anthropic import AsyncAnthropic
-
-            self._client = AsyncAnthropic(**self._options)
+            self._client = Client(**self._options)
         return self._client
 
     @client.setter
-    def client(self, value: AsyncAnthropic) -> None:
+    def client(self, value: Client) -> None:
         self._client, self._share = value, None
 
     async def aclose(self) -> None:
         """Close the HTTP client if one was made (a shared one is closed by its owner)."""
         if self._share is None and self._client is not None:
-            await self._client.close()
+            await self._client.aclose()
 
     # -- the Models API ----------------------------------------------------------------
     async def fetch_info(self, model: str | None = None) -> ModelInfo:
         """``GET /v1/models/{id}`` now, kept in the catalog. Raises ModelError("not_found") for a model
         the endpoint does not know when its Models API lists others; an endpoint without a Models API
         gives ``ModelInfo.unknown`` (kept, so it is not asked again before MAX_AGE)."""
-        await load_sdk()
-        import anthropic
-
         name = model or self.name
         try:
-            data = await self.client.models.retrieve(name)
-        except anthropic.NotFoundError as e:
+            data = await self.client.model(name)
+        except APIError as e:
+            if e.status_code != 404:
+                log.warning("Models API: could not read %s (%s); using what is known", name, e)
+                return self.catalog.get(name) or ModelInfo.unknown(name)
             if await self._models_api_exists():
                 raise ModelError("not_found", f"model {name}: {e}") from e
             info = ModelInfo.unknown(name, self._now())
-        except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
-            log.warning("Models API: could not read %s (%s); using what is known", name, e)
-            return self.catalog.get(name) or ModelInfo.unknown(name)
         else:
-            info = ModelInfo.from_api(data.model_dump(mode="json"), self._now())
+            info = ModelInfo.from_api(data, self._now())
             if info.id != name:  # an alias: keep it under the name asked for too
                 self.catalog.put(replace(info, id=info.id), key=info.id)
         self.catalog.put(info, key=name)
         return self.catalog.get(name) or info
 
     async def _models_api_exists(self) -> bool:
-        import anthropic
-
         try:
-            await self.client.models.list(limit=1)
+            await self.client.models(limit=1)
             return True
-        except (anthropic.APIStatusError, anthropic.APIConnectionError):
+        except APIError:
             return False
 
     async def info(self, model: str | None = None) -> ModelInfo:
@@ -292,16 +192,13 @@ class ClaudeModel:
 
     async def available(self) -> list[ModelInfo]:
         """Every model the endpoint lists (for /model); [] without a Models API."""
-        await load_sdk()
-        import anthropic
-
         try:
-            page = await self.client.models.list(limit=100)
-        except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
+            entries = await self.client.models(limit=100)
+        except APIError as e:
             log.info("Models API: no model list (%s)", e)
             return []
         now = self._now()
-        return [ModelInfo.from_api(m.model_dump(mode="json"), now) for m in page.data]
+        return [ModelInfo.from_api(m, now) for m in entries]
 
     async def wants_system_messages(self) -> bool:
         """Whether per-turn context goes in a mid-conversation ``role: "system"`` message: only on the
@@ -327,10 +224,6 @@ class ClaudeModel:
         """One streamed response. ``allow_search`` False: the person asking may not search now (the web
         tools stay declared so the cached prefix does not move); a response that starts a web search or
         fetch is cut there and ModelError("search_refused") raised, with the input usage it was billed."""
-        await load_sdk()
-        import anthropic
-        import httpx2
-
         info = await self.info()
         extra: dict[str, Any] = info.lowest_shape() if self.purpose == "lowest" else info.answer_shape(self.effort)
         if tools:
@@ -340,105 +233,74 @@ class ClaudeModel:
         limit = max_tokens or self.max_tokens
         if info.max_tokens:
             limit = min(limit, info.max_tokens)
+        body = {"model": self.name, "max_tokens": limit, "system": list(system), "messages": list(messages), **extra}
+        stream = Accumulator()
         try:
-            async with self.client.messages.stream(
-                model=self.name,
-                max_tokens=limit,
-                system=list(system),  # type: ignore[arg-type]
-                messages=list(messages),  # type: ignore[arg-type]
-                **extra,
-            ) as stream:
-                async for event in stream:
-                    kind = getattr(event, "type", "")
-                    if kind == "text" and on_text is not None and event.text:
-                        await on_text(event.text)
-                    elif kind == "content_block_start":
-                        block = event.content_block
-                        if getattr(block, "type", "") == "server_tool_use" and not allow_search:
-                            raise _SearchRefused(stream.current_message_snapshot)
-                        if on_tool is not None and getattr(block, "type", "") in ("tool_use", "server_tool_use"):
-                            await on_tool(str(getattr(block, "name", "")))
-                final = await stream.get_final_message()
+            async with self.client.stream(body) as events:
+                async for name, data in events:
+                    piece = stream.add(name, data)
+                    if piece and on_text is not None:
+                        await on_text(piece)
+                    elif name == "content_block_start":
+                        block = data.get("content_block") or {}
+                        if block.get("type") == "server_tool_use" and not allow_search:
+                            raise _SearchRefused(stream.snapshot)
+                        if on_tool is not None and block.get("type") in ("tool_use", "server_tool_use"):
+                            await on_tool(str(block.get("name", "")))
+            final = stream.message()
         except _SearchRefused as e:
             raise ModelError("search_refused", "a web search was started", reply=e.reply(self.name)) from None
-        except anthropic.APIStatusError as e:
+        except APIError as e:
             kind = error_kind(e)
+            detail = f"HTTP {e.status_code}: {e.error.get('type', '')}: {e.message}" if e.status_code else str(e)
             if kind == "bad_request" and any(m.get("role") == "system" for m in messages):
                 # documented: a system message on a model without them is a 400 invalid_request_error. Which
                 # part of a 400 was refused is not told by its type, so the question is asked once more in the
                 # layout every model takes (nothing is remembered from the wording)
-                raise ModelError("system_messages", f"HTTP {e.status_code}: {e}") from e
-            raise ModelError(kind, f"HTTP {e.status_code}: {e}") from e
-        except anthropic.APITimeoutError as e:
-            raise ModelError("timeout", str(e)) from e
-        except anthropic.APIConnectionError as e:
-            raise ModelError("connection", str(e)) from e
-        except anthropic.APIError as e:  # e.g. an error event the SDK could not attach a status to
-            raise ModelError(error_kind(e), str(e)) from e
-        except anthropic.AnthropicError as e:
-            raise ModelError("server", str(e)) from e
-        except httpx2.TimeoutException as e:
-            raise ModelError("timeout", str(e) or type(e).__name__) from e
-        except httpx2.HTTPError as e:
-            raise ModelError("connection", str(e) or type(e).__name__) from e
-        blocks = [b for b in (_block(b) for b in final.content) if b is not None]
-        text = "".join(b["text"] for b in blocks if b["type"] == "text").strip()
-        u = final.usage  # read first: a refused or empty answer is billed like any other
-        server = getattr(u, "server_tool_use", None)  # web searches and fetches Anthropic ran
-        usage = Usage(
-            input_tokens=u.input_tokens or 0,
-            output_tokens=u.output_tokens or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
-            cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
-            web_searches=getattr(server, "web_search_requests", None) or 0,
-            web_fetches=getattr(server, "web_fetch_requests", None) or 0,
-        )
-        reply = Reply(text, usage, final.model, final.stop_reason, tuple(blocks))
-        if final.stop_reason == "refusal":
-            details = getattr(final, "stop_details", None)
-            raise ModelError("refusal", str(getattr(details, "category", "") or ""), reply=reply)
-        calls = [b for b in blocks if b["type"] == "tool_use"]
-        if not text and not calls and final.stop_reason not in ("pause_turn", "max_tokens", CONTEXT_FULL):
-            raise ModelError("empty", f"stop_reason={final.stop_reason}", reply=reply)
+                raise ModelError("system_messages", detail) from e
+            raise ModelError(kind, detail) from e
+        blocks = [dict(b) for b in final["content"] if isinstance(b, dict)]
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
+        usage = _usage(final.get("usage"))  # read first: a refused or empty answer is billed like any other
+        stop = final.get("stop_reason")
+        reply = Reply(text, usage, str(final.get("model") or self.name), stop, tuple(blocks))
+        if stop == "refusal":
+            details = final.get("stop_details")
+            category = details.get("category") if isinstance(details, dict) else ""
+            raise ModelError("refusal", str(category or ""), reply=reply)
+        calls = [b for b in blocks if b.get("type") == "tool_use"]
+        if not text and not calls and stop not in ("pause_turn", "max_tokens", CONTEXT_FULL):
+            raise ModelError("empty", f"stop_reason={stop}", reply=reply)
         return reply
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _usage(u: Any, server: bool = True) -> Usage:
+    """The billed usage of a response's ``usage`` object (``server_tool_use``: the web searches and fetches
+    Anthropic ran)."""
+    u = u if isinstance(u, dict) else {}
+    tools = u.get("server_tool_use") if server and isinstance(u.get("server_tool_use"), dict) else {}
+    return Usage(
+        input_tokens=_count(u.get("input_tokens")),
+        output_tokens=_count(u.get("output_tokens")),
+        cache_read_tokens=_count(u.get("cache_read_input_tokens")),
+        cache_write_tokens=_count(u.get("cache_creation_input_tokens")),
+        web_searches=_count(tools.get("web_search_requests")),
+        web_fetches=_count(tools.get("web_fetch_requests")),
+    )
 
 
 class _SearchRefused(Exception):
     """A response started a web search its asker may not run: the stream is closed there."""
 
-    def __init__(self, snapshot: Any) -> None:
+    def __init__(self, snapshot: dict[str, Any] | None) -> None:
         super().__init__("search refused")
-        self.snapshot = snapshot
+        self.snapshot = snapshot or {}
 
     def reply(self, name: str) -> Reply:
         """What the cut response was billed so far (``message_start`` carries the input usage)."""
-        u = getattr(self.snapshot, "usage", None)
-        usage = Usage(
-            input_tokens=getattr(u, "input_tokens", 0) or 0,
-            output_tokens=getattr(u, "output_tokens", 0) or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
-            cache_write_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
-        )
-        return Reply("", usage, str(getattr(self.snapshot, "model", "") or name), "search_refused")
-
-
-def _block(block: Any) -> dict[str, Any] | None:
-    """A response content block as a plain dict, exactly as the API sent it (thinking and
-    redacted_thinking with their signatures included: they go back verbatim within a tool loop)."""
-    kind = getattr(block, "type", "")
-    if kind == "text":
-        out: dict[str, Any] = {"type": "text", "text": str(block.text)}
-        citations = getattr(block, "citations", None)
-        if citations:
-            out["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in citations]
-        return out
-    if kind == "tool_use":  # every field as received (``caller``, ``toolset_name``, …): it goes back unmodified
-        out = block.model_dump(mode="json", exclude_none=True)
-        out["input"] = block.input if isinstance(block.input, dict) else {}
-        return out
-    if kind == "thinking":
-        return {"type": "thinking", "thinking": str(block.thinking or ""), "signature": str(block.signature or "")}
-    if kind == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": str(block.data)}
-    dump = getattr(block, "model_dump", None)
-    return dump(mode="json", exclude_none=True) if callable(dump) else None  # server tool blocks and the like
+        usage = _usage(self.snapshot.get("usage"), server=False)
+        return Reply("", usage, str(self.snapshot.get("model") or name), "search_refused")

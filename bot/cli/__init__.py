@@ -12,5 +12,5 @@
 - search.py: ``python -m bot search``, a chat's history as JSON lines
 
 This file imports nothing: ``python -m bot search`` must not load the chat, and the chat must not
-load rich or anthropic before its prompt shows.
+load rich before its prompt shows.
 """

@@ -12,7 +12,7 @@ back: with none, nothing is printed and standard error says so. With ``--stdin``
 updates the recall index (``DATA_DIR/recall.sqlite3``), the vectors of recall by meaning included
 (about 50 ms a message the first time on one core; ``RECALL_MEANING=off``: by words only; a value
 other than on or off is refused, as by the bot: bot.config.recall_meaning reads it for both).
-Imports neither anthropic nor telegram.
+Imports neither the Claude client nor telegram.
 """
 
 from __future__ import annotations

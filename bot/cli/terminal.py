@@ -5,8 +5,10 @@ terminal: lines from ``input()`` with readline (line editing, /command completio
 history under DATA_DIR) when the input is a terminal, else from the pipe or file; answers rendered
 when the output is a terminal (bot/cli/render.py).
 
-Start-up: neither rich nor anthropic is imported before the prompt shows; both are imported in
-background threads while the user types the first question.
+Start-up: rich is not imported before the prompt shows (a background thread imports it while the user
+types the first question, when answers are rendered). No SDK is imported at all: the Claude API is spoken
+over httpx (bot/claude/api.py), so a fresh process answers a question on a pipe in the time its requests
+take.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from bot.cli.conversations import conversations_text, last_used
 from bot.cli.loop import sigint_to_main_thread
 from bot.cli.render import Renderer, wants_rendering
 from bot.cli.render import prewarm as prewarm_renderer
+from bot.cli.sigint import PromptInterrupts
 from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
-from bot.doctor.preflight import data_dir_error
+from bot.doctor.preflight import data_dir_error, data_dir_findings
 from bot.texts import t as bot_text
 from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
@@ -292,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -304,10 +307,6 @@ def main(argv: list[str] | None = None) -> int:
     lang, refused = _start_checks(args)
     if refused is not None:
         return refused
-    from bot.claude.client import prewarm
-
-    with sigint_to_main_thread():  # Ctrl-C is for the main thread (bot/cli/loop.py)
-        prewarm()  # the SDK is imported from here on, while the rest starts and the user types
     try:
         name = args.chat or DEFAULT_CHAT
         chat_id = chat_of(name)
@@ -346,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:
         print(text("start.error", lang, message=data_dir_error(e, settings.data_dir, lang)), file=sys.stderr)
+        return 2
+    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
+    if in_the_way:
+        print(text("start.error", lang, message=in_the_way[0].text(lang)), file=sys.stderr)
         return 2
 
     from bot.claude.pricing import PriceTable
@@ -471,7 +474,8 @@ def _run_session(
         history_path = None
     save_history = setup_readline(history_path)
     try:
-        return session.run(tty_reader(), resume=resume)
+        with PromptInterrupts() as interrupts:  # Ctrl-C at the prompt taken at once (bot/cli/sigint.py)
+            return session.run(interrupts.reading(tty_reader()), resume=resume)
     finally:
         save_history()
 

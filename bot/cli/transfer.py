@@ -11,7 +11,7 @@ each file gave; a file it could not read whole gets one line naming it and its p
 The chat's index is built in the background at its next question, by the bot or the terminal chat.
 
 The chat is ``--chat``, else the owner's private chat (OWNER_ID, the first of ALLOWED_USERS, or the owner
-paired in DATA_DIR/access.json). Needs no API key; imports neither anthropic nor telegram.
+paired in DATA_DIR/access.json). Needs no API key; imports neither the Claude client nor telegram.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ reply text in the user's language; bad input gets a clear text, never an excepti
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from bot.core.ask import Assistant, ChatId
 from bot.texts import t
 from bot.tools.facts import TERMINAL
@@ -21,8 +23,9 @@ def _fact_error(e: FactError | FactFileError, lang: str, fact_id: str = "") -> s
 
 
 def origin_text(fact: Fact, chat_id: ChatId, lang: str) -> str:
-    """Who added a fact and how, as /memory shows it: ``Minji · /remember``, ``Claude, asked by you (from a
-    document)``, or that it was not recorded (facts from before provenance was kept)."""
+    """Who added a fact and how, as /memory shows it: ``Minji · /remember``, ``Claude, asked by you, from a
+    document``, ``…, after reading the web — kma.go.kr``, or that it was not recorded (facts from before
+    provenance was kept)."""
     by = fact.by
     if by is None or not fact.via:
         return t("memory.by_unknown", lang)
@@ -36,7 +39,20 @@ def origin_text(fact: Fact, chat_id: ChatId, lang: str) -> str:
     carried = fact.source.get("from")
     if carried in ("document", "photo", "forwarded"):
         text += f", {t('memory.from', lang, what=t(f'memory.from.{carried}', lang))}"
+    if fact.web is not None:  # saved after a web search or fetch came back: what web pages say is data
+        hosts = page_hosts(fact.web)
+        text += ", " + (t("memory.web_pages", lang, pages=" · ".join(hosts)) if hosts else t("memory.web", lang))
     return text
+
+
+def page_hosts(urls: tuple[str, ...], limit: int = 3) -> list[str]:
+    """The first ``limit`` distinct sites of ``urls`` (``news.example.kr``), as /memory names them."""
+    out: list[str] = []
+    for url in urls:
+        host = (urlsplit(url).hostname or "").removeprefix("www.")
+        if host and host not in out:
+            out.append(host)
+    return out[:limit]
 
 
 def memory_text(assistant: Assistant, chat_id: ChatId, lang: str) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.claude.model import Model, ModelError, Reply, TextCallback, Usage
+from bot.core import admission
 from bot.core.locks import ChatLocks
 from bot.core.memoryview import OFFSET, ChatMemory  # noqa: F401
 from bot.core.question import (  # noqa: F401  (the service's vocabulary, imported from here by the front ends)
@@ -119,6 +120,7 @@ class Assistant(ChatMemory):
         self.may_remind: Callable[[ToolContext], str | None] | None = None  # read by the reminder tools
         self.reserve: Reserve | None = None  # checked before every model call (answers, tool rounds, summaries)
         self.locks = ChatLocks()
+        self.admission = admission.Admission()  # front ends hold a place per question (bot/core/admission.py)
         self.pending = PendingStore(transcript.root)
         self._failed: dict[str, tuple[Question, bool]] = {}  # chat -> (failed question, was it a retry)
         # summarizer None: no compaction (a summary already on disk is still used)
@@ -286,6 +288,7 @@ class Assistant(ChatMemory):
         held: list[Held] = []  # what this question's calls hold of the user's daily token budget
 
         async def before_call(request: Mapping[str, Any]) -> bool | None:
+            admission.leave()  # the model's time is never held: the next question prepares meanwhile
             if self.reserve is None:
                 return None
             hold = await self.reserve(q.user_id, request, held[-1] if held else None)

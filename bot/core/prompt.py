@@ -127,7 +127,8 @@ CARRIED = {"document": "a document", "photo": "a photo", "forwarded": "a forward
 
 def fact_origin(fact: FactLike) -> str:
     """Who added a fact and how, for Claude: ``added by Minji with /remember``, ``saved by you when user 7
-    asked (their message carried a document)``, ``who added it was not recorded`` (facts from before)."""
+    asked (their message carried a document)``, ``…, after you read web pages`` (saved after a web search or
+    fetch in the same question), ``who added it was not recorded`` (facts from before)."""
     source = fact.source
     by = source.get("by")
     if by is None or isinstance(by, bool) or not str(by):
@@ -136,7 +137,9 @@ def fact_origin(fact: FactLike) -> str:
     who = "the owner at the terminal" if by == "terminal" else (f"{name} (user {by})" if name else f"user {by}")
     how = f"added by {who} with /remember" if source.get("via") == "command" else f"saved by you when {who} asked"
     carried = CARRIED.get(str(source.get("from")))
-    return f"{how} (their message carried {carried})" if carried else how
+    how = f"{how} (their message carried {carried})" if carried else how
+    # the pages themselves stay out of the system prompt: only that the web came before
+    return f"{how}, after you read web pages" if isinstance(source.get("web"), list) else how
 
 
 def time_line(now: datetime, tz_name: str) -> str:

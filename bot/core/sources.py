@@ -9,7 +9,9 @@ round and ``pause_turn`` continuation), and gives:
   ``web_fetch``), as Markdown ``1. [title](url)`` lines — titles, not raw URLs; the renderer turns
   them into Telegram HTML links and the splitter keeps the message within Telegram's limits;
 - the searches and fetches made (``usage.server_tool_use``), and the errors (``unavailable``,
-  ``max_uses_exceeded``, …) so the user can be told that the web could not be searched.
+  ``max_uses_exceeded``, …) so the user can be told that the web could not be searched;
+- whether the web was used so far in the question at all (``used``) and the pages read
+  (``pages()``), so that a fact saved after it is marked as coming after the web (bot/tools/facts.py).
 
 ``storable`` strips what must never be stored or sent again in a later turn: the server tool
 blocks with their encrypted content and the citations (whose ``encrypted_index`` points into
@@ -25,6 +27,8 @@ from urllib.parse import quote, urlsplit
 
 SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
 MAX_SOURCES = 6
+MAX_FACT_PAGES = 5
+"""How many of the pages read before a fact was saved its provenance names."""
 MAX_TITLE = 80
 HEADER = "**출처 · Sources**"
 _MD_SPECIAL = "\\`*_[]<>|~#"
@@ -74,6 +78,8 @@ class WebTrail:
     fetches: int = 0
     errors: list[str] = field(default_factory=list)  # error codes of failed searches and fetches
     queries: list[str] = field(default_factory=list)
+    used: bool = False  # a server tool block came back: the web was searched or read in this question
+    found: list[str] = field(default_factory=list)  # the URLs of the pages the searches found, in order
     _seen: set[str] = field(default_factory=set)
 
     def add_source(self, url: str, title: str) -> None:
@@ -91,6 +97,7 @@ class WebTrail:
         fetched: list[tuple[str, str]] = []
         for block in blocks:
             kind = block.get("type")
+            self.used = self.used or kind in SERVER_BLOCKS
             if kind == "server_tool_use":
                 value = block.get("input")
                 if block.get("name") == "web_search" and isinstance(value, Mapping) and value.get("query"):
@@ -99,6 +106,8 @@ class WebTrail:
                 content = block.get("content")
                 if isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error"):
                     self.errors.append(str(content.get("error_code") or "unknown"))
+                elif isinstance(content, list):  # the search's results
+                    self.found += [str(r["url"]) for r in content if isinstance(r, Mapping) and r.get("url")]
                 elif kind == "web_fetch_tool_result" and isinstance(content, Mapping):
                     doc = content.get("content")
                     title = doc.get("title", "") if isinstance(doc, Mapping) else ""
@@ -112,6 +121,15 @@ class WebTrail:
         if server_usage:
             self.searches += int(server_usage.get("web_search_requests") or 0)
             self.fetches += int(server_usage.get("web_fetch_requests") or 0)
+
+    def pages(self, limit: int = MAX_FACT_PAGES) -> list[str]:
+        """The pages read so far, at most ``limit``: the cited and fetched ones first, then what the searches found."""
+        out: list[str] = []
+        for url in [*(s.url for s in self.sources), *self.found]:
+            clean = _clean_url(url)
+            if clean is not None and clean not in out:
+                out.append(clean)
+        return out[:limit]
 
     @property
     def failed(self) -> bool:

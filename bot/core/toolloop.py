@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -247,7 +247,8 @@ class ToolLoop:
                                     "content": LIMIT_REACHED})  # fmt: skip
                     continue
                 calls.append(name)
-                result = await asyncio.to_thread(self.toolbox.run, name, use.get("input"), ctx)
+                web = replace(ctx, after_web=True, web_pages=tuple(trail.pages())) if trail.used else ctx
+                result = await asyncio.to_thread(self.toolbox.run, name, use.get("input"), web)
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(use.get("id"))}
                 block["content"] = result.text
                 if result.is_error:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.claude.modelinfo import ModelCatalog
 from bot.doctor.base import Context, Result, check, note, ok, problem
-from bot.doctor.preflight import NOTE, Finding, findings, model_note, read_only_fs
+from bot.doctor.preflight import NOTE, Finding, findings, model_note, read_only_fs, subdir_findings
 from memory.format import FORMAT, UPGRADES, FormatError, read_format
 
 # -- settings ---------------------------------------------------------------------------------
@@ -87,7 +87,8 @@ def _owner(uid: int) -> str:
 
 @check("data dir")
 def data_dir_check(ctx: Context) -> Iterator[Result]:
-    """DATA_DIR exists (or can be created), belongs to this user, mode 0700."""
+    """DATA_DIR exists (or can be created), belongs to this user, mode 0700; the subdirectories it keeps the
+    data in are directories this user can write (or do not exist yet)."""
     d = ctx.data_dir
     try:
         st = d.stat()
@@ -142,6 +143,9 @@ def data_dir_check(ctx: Context) -> Iterator[Result]:
     if not os.access(d, os.W_OK | os.X_OK):
         found = True
         yield problem("data dir", f"{d} is not writable for {_owner(me)}: chown -R {_owner(me)} {d}")
+    for finding in subdir_findings(d):  # what the start refuses too: a file where chats/ should be, …
+        found = True
+        yield problem("data dir", finding.text("en"))
     if not found:
         yield ok("data dir", f"{d} (owner {_owner(st.st_uid)}, mode {mode:04o})")
 

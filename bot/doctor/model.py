@@ -10,13 +10,16 @@ under it silently caches nothing: then the usage shows neither a cache write nor
 
 from __future__ import annotations
 
+import functools
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from bot.claude.api import APIError, call
 from bot.claude.modelinfo import ModelCatalog, ModelInfo
 from bot.claude.pricing import PriceTable
 from bot.config import DEFAULT_MODEL
@@ -63,51 +66,44 @@ def price_check(ctx: Context) -> Iterator[Result]:
 
 @check("model", network=True)
 def model_check(ctx: Context) -> Iterator[Result]:
-    import anthropic
-
     key = ctx.env.get("ANTHROPIC_API_KEY", "").strip()
     if not key or ctx.settings is None:
         yield note("model", "not checked: the settings are incomplete")
         return
     configured = ctx.settings.anthropic_model or DEFAULT_MODEL
     name = ModelCatalog(ctx.settings.data_dir).selected_for(configured) or configured
-    base_url = ctx.env.get("ANTHROPIC_BASE_URL", "").strip() or None
-    client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=ctx.timeout)
-    with client:
-        try:
-            info = ModelInfo.from_api(client.models.retrieve(name).model_dump(mode="json"), datetime.now(UTC))
-        except anthropic.NotFoundError:
-            info = ModelInfo.unknown(name)
-        except anthropic.APIError as e:
-            yield note("model", f"the Models API could not be read ({type(e).__name__})")
-            info = ModelInfo.unknown(name)
-        lines = info.describe()
-        yield ok("model", f"{name}: " + "; ".join(lines)) if info.known else note("model", f"{name}: {lines[0]}")
-        yield _cache_check(client, name, info, ctx)
+    api = functools.partial(
+        call, api_key=key, base_url=ctx.env.get("ANTHROPIC_BASE_URL", ""), timeout=ctx.timeout
+    )  # the endpoint the bot uses, from the checked environment
+    try:
+        info = ModelInfo.from_api(api("GET", f"/v1/models/{quote(name, safe='')}"), datetime.now(UTC))
+    except APIError as e:
+        if e.status_code != 404:
+            yield note("model", f"the Models API could not be read ({_failure(e)})")
+        info = ModelInfo.unknown(name)
+    lines = info.describe()
+    yield ok("model", f"{name}: " + "; ".join(lines)) if info.known else note("model", f"{name}: {lines[0]}")
+    yield _cache_check(api, name, info, ctx)
 
 
-def _cache_check(client: Any, name: str, info: ModelInfo, ctx: Context) -> Result:
-    import anthropic
+def _failure(e: APIError) -> str:
+    return "timed out" if e.timeout else (f"HTTP {e.status_code}" if e.status_code else "no connection")
 
+
+def _cache_check(api: Callable[..., dict[str, Any]], name: str, info: ModelInfo, ctx: Context) -> Result:
     tools, system = _stable_prefix(ctx)
     shape = info.answer_shape(ctx.settings.effort if ctx.settings else "")
+    body = {"model": name, "max_tokens": 1, "system": system, "tools": tools,
+            "messages": [{"role": "user", "content": "ping"}], **shape}  # fmt: skip
     try:
         for _ in range(2):  # the first may write the cache, the second must read it
-            reply = client.messages.create(
-                model=name,
-                max_tokens=1,
-                system=system,
-                tools=tools,
-                messages=[{"role": "user", "content": "ping"}],
-                **shape,
-            )
-            usage = reply.usage
-            cached = (usage.cache_read_input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
-            if usage.cache_read_input_tokens:
+            usage = api("POST", "/v1/messages", body=body).get("usage") or {}
+            cached = (usage.get("cache_read_input_tokens") or 0) + (usage.get("cache_creation_input_tokens") or 0)
+            if usage.get("cache_read_input_tokens"):
                 break
-    except anthropic.APIError as e:
-        return note("cache", f"not measured: {type(e).__name__}")
-    total = (usage.input_tokens or 0) + cached
+    except APIError as e:
+        return note("cache", f"not measured: {_failure(e)}")
+    total = (usage.get("input_tokens") or 0) + cached
     if cached:
         return ok("cache", f"the stable prefix ({cached:,} of {total:,} input tokens) is cached by {name}")
     return problem(

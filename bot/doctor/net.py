@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bot.claude.api import APIError, call, root_url
 from bot.config import DEFAULT_MODEL, DEFAULT_TELEGRAM_BASE_URL
 from bot.doctor.base import Context, Result, check, note, ok, problem, skip
 
@@ -90,46 +91,41 @@ def _webhook_info(ctx: Context, api: str, wanted: str) -> Result:
 
 
 def _anthropic_check(ctx: Context, key: str, model: str, label: str) -> Result:
-    import anthropic
-
-    # the same endpoint the bot uses (the SDK reads ANTHROPIC_BASE_URL; here from the checked environment)
-    base_url = ctx.env.get("ANTHROPIC_BASE_URL", "").strip() or None
-    client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=ctx.timeout)
-    host = _host(str(client.base_url))
+    # the same endpoint the bot uses (ANTHROPIC_BASE_URL; here from the checked environment)
+    base_url = root_url(ctx.env.get("ANTHROPIC_BASE_URL", ""))
+    host = _host(base_url)
     try:
-        with client:
-            reply = client.messages.create(model=model, max_tokens=1, messages=PING)  # type: ignore[arg-type]
-    except anthropic.AuthenticationError:
-        return problem(
-            "anthropic",
-            "the API key was refused (401 Unauthorized): check ANTHROPIC_API_KEY (console.anthropic.com → API keys)",
-        )
-    except anthropic.PermissionDeniedError:
-        return problem("anthropic", f"the API key may not use {label} {model} (403): check the key's workspace")
-    except anthropic.NotFoundError:
-        setting = "SUMMARY_MODEL" if label == "summary model" else "ANTHROPIC_MODEL"
-        return problem("anthropic", f"{label} {model!r} was not found (404): check {setting}")
-    except anthropic.RateLimitError:
-        return note("anthropic", f"{label} {model}: the key works, but is rate limited right now (429)")
-    except anthropic.BadRequestError as e:
-        return problem("anthropic", f"{label} {model}: the request was refused (400): {_api_message(e)}")
-    except anthropic.APITimeoutError:
-        return problem("anthropic", f"{host} did not answer within {ctx.timeout:g} s: check the network")
-    except anthropic.APIConnectionError:
-        return problem("anthropic", f"cannot reach {host}: check the network, DNS, a proxy, or ANTHROPIC_BASE_URL")
-    except anthropic.APIStatusError as e:
-        return note("anthropic", f"{host} answered {e.status_code} (overloaded or a server error): try again later")
-    used = getattr(reply, "model", "") or model
+        body = {"model": model, "max_tokens": 1, "messages": PING}
+        reply = call("POST", "/v1/messages", api_key=key, base_url=base_url, timeout=ctx.timeout, body=body)
+    except APIError as e:
+        status = e.status_code
+        if e.timeout:
+            return problem("anthropic", f"{host} did not answer within {ctx.timeout:g} s: check the network")
+        if status == 0:
+            return problem("anthropic", f"cannot reach {host}: check the network, DNS, a proxy, or ANTHROPIC_BASE_URL")
+        if status == 401:
+            return problem(
+                "anthropic",
+                "the API key was refused (401 Unauthorized): check ANTHROPIC_API_KEY (console.anthropic.com → API "
+                "keys)",
+            )
+        if status == 403:
+            return problem("anthropic", f"the API key may not use {label} {model} (403): check the key's workspace")
+        if status == 404:
+            setting = "SUMMARY_MODEL" if label == "summary model" else "ANTHROPIC_MODEL"
+            return problem("anthropic", f"{label} {model!r} was not found (404): check {setting}")
+        if status == 429:
+            return note("anthropic", f"{label} {model}: the key works, but is rate limited right now (429)")
+        if status == 400:
+            return problem("anthropic", f"{label} {model}: the request was refused (400): {_api_message(e)}")
+        return note("anthropic", f"{host} answered {status} (overloaded or a server error): try again later")
+    used = str(reply.get("model") or model)
     return ok("anthropic", f"{label} {used} answered on {host}")
 
 
-def _api_message(e: Exception) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"][:200]
-    return type(e).__name__
+def _api_message(e: APIError) -> str:
+    message = e.error.get("message")
+    return message[:200] if isinstance(message, str) else f"HTTP {e.status_code}"
 
 
 @check("anthropic", network=True)

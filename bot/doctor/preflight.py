@@ -8,6 +8,10 @@ chat``), and the doctor's ``settings`` check: one set of rules, worded in the us
   setting ``load_settings`` refuses.
 - ``data_dir_error(error, path, lang)``: an OSError met on DATA_DIR as one line naming the setting,
   the path and what to do (never the raw errno text).
+- ``data_dir_findings(path)``: once DATA_DIR is opened, whether it and the subdirectories the data
+  lives in (``DATA_SUBDIRS``) can be written, without writing anything: a file where ``chats`` should be,
+  or a directory this user may not write, stops the start instead of failing at the first question.
+  ``subdir_findings`` is the part about the subdirectories (the doctor checks DATA_DIR itself its own way).
 
 Nothing here prints a secret: a finding names a setting and its length, never its value.
 """
@@ -153,6 +157,47 @@ def data_dir_error(error: OSError, data_dir: Path, lang: str = "en") -> str:
     if code == errno.ENOSPC:
         return t("start.data_full", lang, path=shown)
     return t("start.data_other", lang, path=shown, reason=error.strerror or type(error).__name__)
+
+
+DATA_SUBDIRS = ("chats", "chats/archive", "chats/archive/facts")
+"""The directories inside DATA_DIR the stores write to (each created 0700 at its first use): the chats, their
+archive (reset conversations, imports, forgotten facts files), the removed facts (memory/facts.py)."""
+
+
+def _unwritable(path: Path, data_dir: Path, key: str) -> Finding | None:
+    """A finding when this user cannot create files in ``path`` (``key``: the text of the denied case)."""
+    if os.access(path, os.W_OK | os.X_OK):
+        return None
+    fields: dict[str, object] = {"path": data_dir.absolute(), "user": _user()}
+    if key == "data_denied":
+        fields["file"] = path.absolute()
+    else:
+        fields["sub"] = path.absolute()
+    if read_only_fs(path):
+        return Finding(PROBLEM, "data_read_only" if key == "data_denied" else "data_sub_read_only", fields)
+    return Finding(PROBLEM, key, fields)
+
+
+def subdir_findings(data_dir: Path) -> list[Finding]:
+    """The first of DATA_SUBDIRS that is in the way: not a directory (a file, a broken link) or not writable.
+    One that does not exist yet is fine: it is created in its parent, checked before it."""
+    for name in DATA_SUBDIRS:
+        sub = data_dir / name
+        if not os.path.lexists(sub):
+            return []
+        if not sub.is_dir():
+            return [Finding(PROBLEM, "data_sub_not_dir", {"path": data_dir.absolute(), "sub": sub.absolute()})]
+        found = _unwritable(sub, data_dir, "data_sub_denied")
+        if found is not None:
+            return [found]
+    return []
+
+
+def data_dir_findings(data_dir: Path) -> list[Finding]:
+    """What stops the start in an existing DATA_DIR: the directory itself or one of its subdirectories
+    cannot be written (checked, nothing written: a DATA_DIR that already holds format.json is only read)."""
+    found = _unwritable(data_dir, data_dir, "data_denied")
+    return [found] if found is not None else subdir_findings(data_dir)
 
 
 def _user() -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from bot.claude.api import APIError, call, root_url
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
 from bot.doctor.net import PING, _api_message, _host
@@ -33,16 +34,16 @@ def websearch_check(ctx: Context) -> Iterator[Result]:
 
 
 def _search_check(ctx: Context, key: str, model: str, settings: WebSettings) -> Result:
-    import anthropic
-
-    base_url = ctx.env.get("ANTHROPIC_BASE_URL", "").strip() or None
-    client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=ctx.timeout)
-    host = _host(str(client.base_url))
+    base_url = root_url(ctx.env.get("ANTHROPIC_BASE_URL", ""))
+    host = _host(base_url)
     tools = WebSearch(settings, ctx.settings.timezone if ctx.settings else "Asia/Seoul").tools()
+    body = {"model": model, "max_tokens": 1, "messages": PING, "tools": tools}
     try:
-        with client:
-            client.messages.create(model=model, max_tokens=1, messages=PING, tools=tools)  # type: ignore[arg-type]
-    except anthropic.BadRequestError as e:
+        call("POST", "/v1/messages", api_key=key, base_url=base_url, timeout=ctx.timeout, body=body)
+    except APIError as e:
+        if e.status_code != 400:
+            status = e.status_code or ("a timeout" if e.timeout else "no connection")
+            return note("websearch", f"not checked: {host} answered {status} (see the anthropic line)")
         message = _api_message(e)
         if search_disabled_error(message):
             return problem(
@@ -51,9 +52,6 @@ def _search_check(ctx: Context, key: str, model: str, settings: WebSettings) -> 
                 "(privacy settings); until then answers come without search",
             )
         return problem("websearch", f"the web search tool was refused (400): {message}")
-    except anthropic.APIError as e:
-        status = getattr(e, "status_code", None)
-        return note("websearch", f"not checked: {host} answered {status or type(e).__name__} (see the anthropic line)")
     who = "the owner" if settings.mode == "owner" else "everyone"
     limit = f"{settings.daily_limit} a day per user" if settings.daily_limit else "no daily limit"
     return ok(

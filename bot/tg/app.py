@@ -14,7 +14,6 @@ from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder, CommandHandler, MessageHandler, filters
 from telegram.request import BaseRequest
 
-from bot.claude.client import prewarm
 from bot.config import Settings
 from bot.core.ask import Assistant
 from bot.tg import access as tg_access
@@ -115,9 +114,8 @@ def build_application(
 
     async def post_init(app: Application) -> None:
         tg_access.announce_pairing(app)  # no owner yet: the pairing code, logged once
-        # polling starts right away: the menus are registered and the SDK imported meanwhile
+        # polling starts right away: the menus are registered meanwhile
         app.bot_data["menu_task"] = asyncio.create_task(menus(app), name="register-menu")
-        prewarm()
 
     async def post_shutdown(app: Application) -> None:
         task = app.bot_data.get("menu_task")

@@ -161,7 +161,9 @@ async def respond(
         )
         try:
             try:
-                async with typing(context, chat.id, target.thread_id):
+                # a place among the questions preparing at once, first come first served, given back as
+                # the model call starts (bot/core/admission.py); "typing…" starts with it
+                async with svc.assistant.admission.turn(), typing(context, chat.id, target.thread_id):
                     answer = await ask(stream.feed)
             except ModelError as e:
                 await stream.fail(await failure_text(update, context, e.kind, lang))

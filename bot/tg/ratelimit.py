@@ -14,6 +14,11 @@ sees every request with its endpoint and chat:
   while the budgets are nearly full (so they never eat what finals need), and are dropped,
   raising ``Dropped``, when that does not happen within their ``max_wait``, as soon as a final of
   the same chat is queued (the preview would be stale), or while the chat's previews are paused.
+  A preview also leaves a slot of the global window for every answer being written
+  (``begin_answer``, told by bot/tg/stream.py): it goes only while the window has room for it *and*
+  for the final of each of those answers, so in a busy minute previews never take the slots the
+  coming answers need (a preview sent just before a burst of answers held its slot for a second
+  after its answer, and the answer waiting for it kept that slot's place in every later second).
 - **A 429** pauses only what it must. On a final: that chat, for ``retry_after``; the final is sent
   again (up to ``max_retries`` times), still before the chat's later messages. On a best-effort
   call: that chat's best-effort calls, for ``retry_after``; the 429 is raised to the caller and
@@ -167,6 +172,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         self._seq = itertools.count()
         self._timer: Timer | None = None
         self._timer_at = float("inf")
+        self._answers = 0  # answers being written (begin_answer): their finals will each need a slot
         self._recent_429: list[tuple[float, int | str]] = []
         self._last_429 = float("-inf")
         self._rate_changed = float("-inf")
@@ -341,6 +347,26 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
             self._global.limit = min(nominal, self._global.limit + steps * nominal * 0.1)
             self._rate_changed = since + steps * RECOVER_EVERY
 
+    def begin_answer(self) -> Callable[[], None]:
+        """An answer is being written: until the returned callable is called (once is enough; it is the
+        answer's final going to its queue, or the answer failing), previews leave a window slot for it."""
+        self._answers += 1
+        ended = False
+
+        def end() -> None:
+            nonlocal ended
+            if not ended:
+                ended = True
+                self._answers -= 1
+                self._pump()
+
+        return end
+
+    @property
+    def answers(self) -> int:
+        """Answers being written now (``begin_answer`` not yet ended)."""
+        return self._answers
+
     @property
     def rate(self) -> float:
         """The current global rate (messages in any one second)."""
@@ -379,9 +405,12 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
                     break
         if first < float("inf"):
             wake = max(first, now + self._global.wait(1, now))
-        # best effort: only with spare capacity, and never once it is stale
+        # best effort: only with spare capacity, and never once it is stale; a preview also leaves a slot
+        # for the final of every answer being written
         global_floor = self._spare_level(self._global)
-        no_spare = self._global.wait(global_floor, now)  # 0: spare capacity now
+        no_spare = self._global.wait(global_floor, now)  # 0: spare capacity now (chat actions)
+        preview_floor = max(global_floor, self._answers + 1.0)
+        no_room = self._global.wait(preview_floor, now)  # 0: room for a preview now
         waiting: list[_Request] = []
         for request in self._spare:
             if request.future.done():
@@ -396,8 +425,8 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
             if request.deadline <= now:
                 self._drop(request, "no spare capacity")
                 continue
-            if no_spare > 0:
-                at = now + no_spare
+            if no_spare > 0 or (request.kind == "preview" and no_room > 0):
+                at = now + (no_spare if request.kind == "action" else max(no_spare, no_room))
             elif request.kind == "action":
                 if self._actions.has(1, now):
                     self._grant(request, now)
@@ -410,6 +439,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
                 if chat.bucket.has(floor, now):
                     self._grant(request, now)
                     no_spare = self._global.wait(global_floor, now)
+                    no_room = self._global.wait(preview_floor, now)
                     continue
                 at = now + chat.bucket.wait(floor, now)
             waiting.append(request)

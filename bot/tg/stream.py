@@ -66,6 +66,10 @@ def preview_text(text: str, limit: int = TELEGRAM_LIMIT) -> str:
     return f"{ELLIPSIS}\n{tail.lstrip()}"
 
 
+def _nothing() -> None:
+    """No limiter to tell (a bot without the FloodLimiter)."""
+
+
 class ReplyStream:
     """Previews of one answer while it is written, then the answer itself."""
 
@@ -96,8 +100,11 @@ class ReplyStream:
         self._wake = asyncio.Event()
         self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._limited = isinstance(getattr(bot, "rate_limiter", None), FloodLimiter)
+        limiter = getattr(bot, "rate_limiter", None)
+        self._limited = isinstance(limiter, FloodLimiter)
         self._pending: BestEffort | None = None  # the last preview handed to the limiter
+        # the limiter keeps a window slot free of previews for this answer's final until it is sent
+        self._end_answer = limiter.begin_answer() if isinstance(limiter, FloodLimiter) else _nothing
 
     @property
     def text(self) -> str:
@@ -196,11 +203,13 @@ class ReplyStream:
         self._closed.set()
         self._wake.set()
         task = self._task
-        if task is None or task.done():
-            return
-        if self._limited and self._pending is not None and not self._pending.sent:
-            task.cancel()  # waiting for spare capacity: nothing has reached Telegram
-        await asyncio.wait({task})
+        try:
+            if task is not None and not task.done():
+                if self._limited and self._pending is not None and not self._pending.sent:
+                    task.cancel()  # waiting for spare capacity: nothing has reached Telegram
+                await asyncio.wait({task})
+        finally:
+            self._end_answer()  # the final (or the failure notice) is queued next
 
     # -- the end of the answer ----------------------------------------------------------
     async def finish(self, markdown: str) -> None:
@@ -224,6 +233,7 @@ class ReplyStream:
 
     async def cancel(self) -> None:
         """Stop previews without delivering anything (the handler is being cancelled)."""
+        self._end_answer()
         self._closed.set()
         self._wake.set()
         if self._task is not None and not self._task.done():

@@ -14,9 +14,16 @@ TERMINAL = "terminal"
 """``by`` of what the owner at the keyboard added (the terminal chat has no Telegram user id)."""
 
 
-def provenance(via: str, by: int | str | None, name: Any = None, carried: Mapping[str, Any] | None = None) -> dict:
+def provenance(
+    via: str,
+    by: int | str | None,
+    name: Any = None,
+    carried: Mapping[str, Any] | None = None,
+    web: tuple[str, ...] | None = None,
+) -> dict:
     """A fact's ``source`` fields saying who added it and how (memory/facts.py): ``via`` command or tool,
-    ``by`` the person (None: the terminal), ``name`` their first name, ``from`` what the question carried."""
+    ``by`` the person (None: the terminal), ``name`` their first name, ``from`` what the question carried,
+    ``web`` the pages read before it was saved when the web was searched or read in the question (None: not)."""
     out: dict[str, Any] = {"via": via, "by": TERMINAL if by is None else by}
     if isinstance(name, str) and name.strip():
         out["name"] = name.strip()[:64]
@@ -24,6 +31,8 @@ def provenance(via: str, by: int | str | None, name: Any = None, carried: Mappin
     origin = next((k for k in ("document", "photo", "forwarded") if carried.get(k)), None)
     if origin:
         out["from"] = origin
+    if web is not None:
+        out["web"] = list(web)
     return out
 
 
@@ -35,7 +44,8 @@ def fact_tools(store: FactStore) -> list[Tool]:
         if not isinstance(text, str):
             return ToolResult("'text' must be a string: the fact to remember", True)
         replaces = value.get("replaces")
-        source = {**ctx.source, **provenance("tool", ctx.user_id, ctx.meta.get("name"), ctx.meta)}
+        web = ctx.web_pages if ctx.after_web else None
+        source = {**ctx.source, **provenance("tool", ctx.user_id, ctx.meta.get("name"), ctx.meta, web)}
         if store.is_group(ctx.chat_id) and not ctx.manages():  # exactly as /remember in a group
             what = "change a remembered fact" if replaces is not None and str(replaces).strip() else "add a fact"
             return ToolResult(MANAGERS_ONLY.format(what=what), True)

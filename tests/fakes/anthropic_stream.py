@@ -9,7 +9,11 @@ Deltas: ``text_delta`` (text), ``input_json_delta`` (``partial_json``, tool inpu
 SDK's ``SignatureDelta``). A ``redacted_thinking`` block arrives whole in its
 ``content_block_start``. An error mid-stream is ``event: error`` with
 ``{"type": "error", "error": {"type": ..., "message": ...}}`` after an HTTP 200, and the
-stream ends there.
+stream ends there. A ``ping`` follows ``message_start`` ("event streams may also include any
+number of ping events"; where: a **guess**). ``novel``: a block of a type no client knows arrives
+whole in its ``content_block_start``, followed by a delta of an unknown type, and an event of an
+unknown type comes before ``message_delta`` (Versions; Streaming messages, "Other events": shapes
+a **guess**). ``drop``: the stream stops after the first text's deltas (a broken connection).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ def stream(
     gate_after: int = 0,
     partial_json: dict[int, str] | None = None,
     error: dict[str, str] | None = None,
+    novel: bool = False,
+    drop: bool = False,
 ) -> None:
     request.send_response(200)
     request.send_header("Content-Type", "text/event-stream")
@@ -63,6 +69,7 @@ def stream(
     }
     try:
         event("message_start", {"type": "message_start", "message": start})
+        event("ping", {"type": "ping"})
         for index, block in enumerate(message["content"]):
             kind = block["type"]
             if kind == "text":
@@ -75,6 +82,8 @@ def stream(
                     event("content_block_delta", {"type": "content_block_delta", "index": index,
                                                   "delta": {"type": "citations_delta", "citation": cite}})  # fmt: skip
                 deltas(index, "text_delta", "text", block["text"], True)
+                if drop:
+                    return  # the connection closes (Connection: close) before the stream ended
             elif kind in ("web_search_tool_result", "web_fetch_tool_result"):  # whole, without deltas
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
             elif kind == "thinking":
@@ -87,6 +96,10 @@ def stream(
                                                         "signature": block["signature"]}})  # fmt: skip
             elif kind == "redacted_thinking":
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+            elif kind not in ("tool_use", "server_tool_use"):  # a type no client knows: whole, and a novel delta
+                event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+                event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "novel_delta_fake", "x": 1}})  # fmt: skip
             else:  # tool_use, server_tool_use
                 event("content_block_start", {"type": "content_block_start", "index": index,
                                               "content_block": {**block, "input": {}}})  # fmt: skip
@@ -96,6 +109,8 @@ def stream(
         if error is not None:
             event("error", {"type": "error", "error": error})
             return
+        if novel:
+            event("novel_event_fake", {"type": "novel_event_fake", "detail": {"n": 1}})
         event(
             "message_delta",
             {

@@ -42,6 +42,10 @@ class FakeHTTPServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY: an answer is written as its head and then its body (``respond``), two small sends.
+            # With Nagle's algorithm the body waited for the client's delayed ACK of the head, up to 40 ms
+            # on loopback, a delay no real server adds (and the flood limiter charges the round trip).
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:  # noqa: N802
                 owner.handle(self, "GET")

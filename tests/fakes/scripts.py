@@ -5,7 +5,12 @@ Every script is a dataclass; queue them with ``FakeAnthropic.reply(...)`` (a pla
 (characters per streamed delta), ``usage`` (fields that override the computed usage).
 
 - ``Text(text, thinking=DEFAULT_THINKING, redacted=False, chunk_delay=0.0, gate=None,
-  gate_after=0)``: an answer, ``stop_reason`` ``end_turn``.
+  gate_after=0, novel=False, drop=False)``: an answer, ``stop_reason`` ``end_turn``. ``novel``: the
+  reply also has a content block of a type no client knows yet (``NOVEL_BLOCK``, with a delta of an
+  unknown type), and the stream an event of an unknown type — Versions: "Anthropic may add new variants
+  to enum-like output values (for example, streaming event types)"; Streaming messages: "your code
+  should handle unknown event types gracefully" (their shapes are a **guess**). ``drop``: the
+  connection closes after the text's deltas, before ``content_block_stop`` and ``message_stop``.
 - ``ToolCalls(calls=[(name, input), ...], text="", thinking=DEFAULT_THINKING, redacted=False)``:
   asks for tools, ``stop_reason`` ``tool_use``. On the 5.x models the ``text`` (the progress
   note between tool calls) comes back in a thinking block, as "What's new in Claude Sonnet
@@ -68,6 +73,12 @@ class Text:
     thinking: str | None = DEFAULT_THINKING
     redacted: bool = False
     thinking_tokens: int | None = None  # what the thinking costs (default: its text's estimate)
+    novel: bool = False  # a block, a delta and an event of types no client knows yet
+    drop: bool = False  # the connection closes in the middle of the stream
+
+
+NOVEL_BLOCK = {"type": "novel_block_fake", "payload": {"kept": [1, None, "as sent"]}, "note": None}
+"""A content block of a type added after the client was written (a **guess** at its shape: any JSON)."""
 
 
 @dataclass
@@ -280,7 +291,8 @@ def build(
             cut = [*blocks, {"type": "text", "text": kept}] if kept else blocks
             return Built(cut, "max_tokens", output_tokens=budget, thinking_cost=cost)
     if isinstance(item, Text):
-        return Built([*blocks, {"type": "text", "text": item.text}], "end_turn", thinking_cost=cost)
+        novel = [dict(NOVEL_BLOCK)] if item.novel else []
+        return Built([*blocks, {"type": "text", "text": item.text}, *novel], "end_turn", thinking_cost=cost)
     if isinstance(item, StreamError):
         return Built([{"type": "text", "text": item.text}] if item.text else [], "end_turn")
     if isinstance(item, Refusal):

@@ -68,7 +68,11 @@ class WebAnswer:
     """A scripted reply that searches (``steps``: Search / Fetch in order) and answers with citations.
 
     ``parts``: (text, [cited urls]) pieces of the answer, in order; ``intro``: text before the first
-    search. ``pause_after``: stop with ``pause_turn`` after that many steps.
+    search. ``pause_after``: stop with ``pause_turn`` after that many steps. ``calls``: client tool calls
+    (name, input) after the text, ending the reply with ``stop_reason`` ``tool_use`` (Server tools page,
+    "mixed server and client tool turns": a response may carry server tool blocks and end in a client
+    tool call; that searches already answered come before it in the same response is a guess from that
+    page's server-side loop, whose results "appear in the same assistant turn").
     """
 
     steps: list[Search | Fetch]
@@ -79,6 +83,7 @@ class WebAnswer:
     delay: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)
     thinking: str | None = DEFAULT_THINKING  # on models that think, the reply begins with it
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # filled by the fake while it answers
     done: int = 0  # steps answered so far (over pause_turn continuations)
     issued: list[dict[str, Any]] = field(default_factory=list)  # the blocks sent so far, to check continuations
