@@ -10,7 +10,6 @@ from datetime import timedelta
 import pytest
 from telegram.error import RetryAfter
 
-from bot.tg.budget import RoundTrips
 from bot.tg.ratelimit import BestEffort, Dropped, FloodLimiter, Limits
 from tests.fakes.telegram_server import FloodControl
 
@@ -422,11 +421,13 @@ class FarTelegram:
 
     def send(self, chat_id: int) -> asyncio.Task:
         async def callback():
-            await self._after(self.way_there(next(self._count)))
+            i = next(self._count)
+            await self._after(self.way_there(i))
             wait = self.flood.check("sendMessage", chat_id)
             if not wait:
                 self.received.append(self.clock.now)
-            await self._after(self.way_back)
+            back = self.way_back
+            await self._after(back(i) if callable(back) else back)
             if wait:
                 raise retry_after(wait)
             return True
@@ -449,31 +450,22 @@ async def test_varying_delays_never_put_31_in_one_second_at_telegrams_end(seed):
     await done(asyncio.gather(*tasks))
 
 
-async def test_a_steady_round_trip_costs_a_message_one_second_not_one_plus_the_round_trip():
+async def test_a_near_telegram_whose_ways_trade_places_is_charged_the_whole_round_trip():
+    # loopback under load: every round trip is 2 ms, but which way takes it changes (a busy loop on one side,
+    # then on the other). The fastest round trip then bounds neither way: leaving 80 % of it uncharged (a rule
+    # tried here, bot/tg/budget.py) let the messages sent as the last second's answers stopped counting land
+    # within that second (251 of 300 passed)
     clock = VirtualTime()
     limiter = FloodLimiter(clock=clock, call_later=clock.call_later)
-    telegram = FarTelegram(clock, limiter, lambda i: 0.25, way_back=0.05)  # 300 ms away, always the same
-    tasks = [telegram.send(10_000 + i) for i in range(330)]
-    await clock.advance(10.5)
-    # strict until the path is known (50 round trips), then a second + 20% of the 300 ms each: 300 in 10.5 s
-    # (counted until a second after each answer, 30 per 1.3 s: 240)
-    assert len(telegram.received) >= 295
+    quick_there = [bool(i // 30 % 2) for i in range(300)]  # whole seconds' worth of messages trade places
+    telegram = FarTelegram(
+        clock,
+        limiter,
+        lambda i: 0.0001 if quick_there[i] else 0.0019,
+        way_back=lambda i: 0.0019 if quick_there[i] else 0.0001,
+    )
+    tasks = [telegram.send(10_000 + i) for i in range(300)]
+    await clock.advance(12.0)
+    assert len(telegram.received) == 300
     assert telegram.flood.refused == {}
-    await clock.advance(2.0)
     await done(asyncio.gather(*tasks))
-
-
-def test_the_floor_is_the_fastest_round_trip_of_the_last_ten_seconds_once_known():
-    trips = RoundTrips()
-    for i in range(49):
-        trips.add(0.1 + i / 1000, now=i * 0.01)
-    assert trips.floor == 0  # 49 answers: not yet a sign of the path's floor (the strict reading)
-    trips.add(0.2, now=0.5)
-    assert trips.floor == pytest.approx(0.1)  # the fastest of the 50
-    trips.add(0.05, now=1.0)
-    assert trips.floor == pytest.approx(0.05)  # a faster path lowers it at once
-    for i in range(60):
-        trips.add(0.3, now=5.0 + i * 0.1)  # slower from here on: the old floor stays 10 s
-    assert trips.floor == pytest.approx(0.05)
-    trips.add(0.3, now=11.0)
-    assert trips.floor == pytest.approx(0.3)  # then the floor of the last 10 s

@@ -30,10 +30,8 @@ sees every request with its endpoint and chat:
 - **The global budget is a sliding window** (``Window`` in ``bot/tg/budget.py``, which says why it
   is safe): at most ``per_second`` messages in any one second at Telegram's end. A message counts
   from the moment it is sent, for as long as it is in flight, and once answered until one second
-  after the answer *less 80 % of the fastest round trip of the last 10 s* — it costs a second plus
-  its round trip's jitter, not a second plus the whole round trip (the distance to Telegram is not
-  charged). There is no idle burst on top, so a burst never provokes 429s and then needs slowing
-  down.
+  after the answer. There is no idle burst on top, so a burst never provokes 429s and then needs
+  slowing down.
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
 Chat actions ("typing…") are not messages: they have a budget of their own and are never queued
