@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.claude.accumulate import Accumulator
 from bot.claude.api import Client, sse
 from bot.claude.api import lines as split
 from bot.claude.client import ClaudeModel
@@ -67,6 +68,31 @@ async def test_thinking_text_and_tool_calls_are_kept_exactly_as_the_fake_sent_th
     usage = sent["usage"]
     assert reply.usage == Usage(usage["input_tokens"], usage["output_tokens"], usage["cache_read_input_tokens"],
                                 usage["cache_creation_input_tokens"])  # fmt: skip
+
+
+def test_thinking_and_text_in_many_pieces_add_up_once_each_block_stops():
+    """The Streaming messages page's thinking example (a thinking block begun empty, thinking_delta pieces, a
+    signature_delta), then a text block: the shown thinking reaches the message whole, and so does the text,
+    also when the stream ends without the text's content_block_stop."""
+    events = [("message_start", {"message": {"id": "m", "role": "assistant", "content": [], "usage": {}}}),
+              ("content_block_start", {"index": 0, "content_block": {"type": "thinking", "thinking": "",
+                                                                     "signature": ""}})]  # fmt: skip
+    thought = "생각해 보면 " * 300
+    events += [("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": thought[i:i + 7]}})
+               for i in range(0, len(thought), 7)]  # fmt: skip
+    events += [("content_block_delta", {"index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+               ("content_block_stop", {"index": 0}),
+               ("content_block_start", {"index": 1, "content_block": {"type": "text", "text": ""}})]  # fmt: skip
+    stream = Accumulator()
+    shown = [stream.add(*e) for e in events]
+    shown += [stream.add("content_block_delta", {"index": 1, "delta": {"type": "text_delta", "text": w}})
+              for w in ("안녕", "하세요", "!")]  # fmt: skip
+    stream.add("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}})
+    stream.add("message_stop", {})
+    content = stream.message()["content"]
+    assert content == [{"type": "thinking", "thinking": thought, "signature": "sig"},
+                       {"type": "text", "text": "안녕하세요!"}]  # fmt: skip
+    assert "".join(shown) == "안녕하세요!"  # the text, piece by piece, for the preview; never the thinking
 
 
 async def test_web_search_blocks_and_citations_are_kept_exactly_as_sent(fake_anthropic, data_dir):

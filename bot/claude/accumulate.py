@@ -43,7 +43,9 @@ class Accumulator:
     def __init__(self) -> None:
         self.snapshot: dict[str, Any] | None = None
         self.stopped = False
-        self._json: dict[int, list[str]] = {}
+        # block index -> field ("text", "thinking", "input") -> the pieces of its deltas so far, joined once the
+        # block stops (a long answer comes in thousands of deltas: adding each to the whole is quadratic)
+        self._pieces: dict[int, dict[str, list[str]]] = {}
         self._broken: dict[int, str] = {}  # block index -> tool input JSON that did not parse
 
     def add(self, name: str, data: dict[str, Any]) -> str:
@@ -102,26 +104,32 @@ class Accumulator:
         kind, target = delta.get("type"), block.get("type")
         if kind == "text_delta" and target == "text":
             piece = str(delta.get("text", ""))
-            block["text"] = str(block.get("text") or "") + piece
+            self._add(index, "text", piece)
             return piece
         if kind == "input_json_delta" and "input" in block:  # tool_use, server_tool_use and the like
-            self._json.setdefault(index, []).append(str(delta.get("partial_json", "")))
+            self._add(index, "input", str(delta.get("partial_json", "")))
         elif kind == "citations_delta" and target == "text":
             block["citations"] = [*(block.get("citations") or []), copy.deepcopy(delta.get("citation"))]
         elif kind == "thinking_delta" and target == "thinking":
-            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking", ""))
+            self._add(index, "thinking", str(delta.get("thinking", "")))
         elif kind == "signature_delta" and target == "thinking":
             block["signature"] = str(delta.get("signature", ""))
         else:
             log.debug("skipped a %r delta to a %r block", kind, target)
         return ""
 
+    def _add(self, index: int, key: str, piece: str) -> None:
+        self._pieces.setdefault(index, {}).setdefault(key, []).append(piece)
+
     def _stop(self, content: list[dict[str, Any]], index: Any) -> None:
         block = self._block(content, index)
-        pieces = self._json.pop(index, None)
-        if not pieces or not "".join(pieces):
+        pieces = self._pieces.pop(index, {})
+        for key in ("text", "thinking"):
+            if key in pieces:
+                block[key] = str(block.get(key) or "") + "".join(pieces[key])
+        raw = "".join(pieces.get("input", ()))
+        if not raw:
             return  # no input deltas: the input is the one content_block_start carried
-        raw = "".join(pieces)
         try:
             block["input"] = json.loads(raw)
         except ValueError:
@@ -135,7 +143,7 @@ class Accumulator:
         message = self.snapshot
         if message is None or not self.stopped:
             raise APIError("the stream ended before the answer did (no message_stop)")
-        for index in list(self._json):  # a block whose content_block_stop never came
+        for index in list(self._pieces):  # a block whose content_block_stop never came
             self._stop(message["content"], index)
         if self._broken and message.get("stop_reason") not in CUT:
             index, raw = next(iter(self._broken.items()))

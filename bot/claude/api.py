@@ -320,11 +320,13 @@ async def lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
     buffer = b""
     async for chunk in chunks:
         buffer += chunk
-        while (end := _EOL.search(buffer)) is not None:
+        start = 0  # the lines of a chunk are cut from it in place, the rest kept once
+        while (end := _EOL.search(buffer, start)) is not None:
             if end.group() == b"\r" and end.end() == len(buffer):
                 break  # a CR that may be the first half of a CRLF: wait for the next chunk
-            yield buffer[: end.start()].decode("utf-8", "replace")
-            buffer = buffer[end.end() :]
+            yield buffer[start : end.start()].decode("utf-8", "replace")
+            start = end.end()
+        buffer = buffer[start:]
     if buffer:
         yield buffer.removesuffix(b"\r").decode("utf-8", "replace")
 
