@@ -247,7 +247,7 @@ class ToolLoop:
                                     "content": LIMIT_REACHED})  # fmt: skip
                     continue
                 calls.append(name)
-                web = replace(ctx, after_web=True, web_pages=tuple(trail.pages())) if trail.used else ctx
+                web = replace(ctx, web_pages=tuple(trail.pages())) if trail.used else ctx
                 result = await asyncio.to_thread(self.toolbox.run, name, use.get("input"), web)
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(use.get("id"))}
                 block["content"] = result.text

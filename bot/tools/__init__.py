@@ -44,10 +44,9 @@ class ToolContext:
     # what the question's tool calls did so far (e.g. reminders set), for caps per question; tools run one
     # at a time, in order
     counts: dict[str, int] = field(default_factory=dict)
-    # whether a web search or fetch came back earlier in the question (this round or an earlier one), and the
-    # pages it read when known: what a tool saves then came after reading the web (a fact's provenance)
-    after_web: bool = False
-    web_pages: tuple[str, ...] = ()
+    # the pages read when a web search or fetch came back earlier in the question (this round or an earlier
+    # one; empty when none is known), None when none did: what a tool saves then came after reading the web
+    web_pages: tuple[str, ...] | None = None
 
     def manages(self) -> bool:
         """May the asker do what the chat's managers may (e.g. forget or replace facts in a group)?"""

@@ -44,8 +44,7 @@ def fact_tools(store: FactStore) -> list[Tool]:
         if not isinstance(text, str):
             return ToolResult("'text' must be a string: the fact to remember", True)
         replaces = value.get("replaces")
-        web = ctx.web_pages if ctx.after_web else None
-        source = {**ctx.source, **provenance("tool", ctx.user_id, ctx.meta.get("name"), ctx.meta, web)}
+        source = {**ctx.source, **provenance("tool", ctx.user_id, ctx.meta.get("name"), ctx.meta, ctx.web_pages)}
         if store.is_group(ctx.chat_id) and not ctx.manages():  # exactly as /remember in a group
             what = "change a remembered fact" if replaces is not None and str(replaces).strip() else "add a fact"
             return ToolResult(MANAGERS_ONLY.format(what=what), True)
