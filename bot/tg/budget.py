@@ -90,8 +90,8 @@ class Window:
     def take(self, now: float) -> None:
         self.in_flight += 1
 
-    def done(self, sent: float, now: float) -> None:
-        """The message sent at ``sent`` was answered (or failed) at ``now``: it counts until ``now + period``."""
+    def done(self, now: float) -> None:
+        """A message was answered (or failed) at ``now``: it counts until ``now + period``."""
         self.in_flight = max(0, self.in_flight - 1)
         heapq.heappush(self._until, now + self.period)
 

@@ -130,7 +130,7 @@ class _Chat:
 
 
 class _Request:
-    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "sent_at", "seq")
+    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "seq")
 
     def __init__(
         self, kind: str, chat: _Chat, endpoint: str, seq: int, deadline: float, args: BestEffort | None
@@ -142,7 +142,6 @@ class _Request:
         self.deadline = deadline
         self.args = args
         self.granted = False
-        self.sent_at = 0.0  # when it was last let go
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -280,7 +279,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
     def _release(self, request: _Request) -> None:
         if request.granted and request.kind != "action":
             request.chat.busy = False
-            self._global.done(request.sent_at, self._clock())
+            self._global.done(self._clock())
         request.granted = False
         self._pump()
 
@@ -296,7 +295,6 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         if request.args is not None:
             request.args.sent = True
         request.granted = True
-        request.sent_at = now
         self.stats[request.kind] += 1
         request.future.set_result(None)
 
