@@ -19,6 +19,11 @@ to the API itself. What it follows, page by page (platform.claude.com/docs, read
   with ``error.details.error_code`` ``enforced_spend_limit_reached``) is not retried — the Rate limits
   page: "retrying, including the SDK's automatic retries, fails until access resumes".
   Only a request is retried, never a stream once its 200 arrived (part of the answer may be shown).
+- Connections: at most 1000 at once, 100 of them kept open between calls — the SDK's own limits
+  (``DEFAULT_CONNECTION_LIMITS`` in its ``_constants.py``), not httpx's default of 100 and 20. With
+  httpx's 100, the 101st answer being written at once waited for one of the first hundred to end, and
+  while requests queue httpx's pool re-examines every queued request against every connection on each
+  request and answer: on the bot's event loop, measured at 16 % of its time in a busy second (bench/RESULTS.md).
 - Errors (Claude API errors page): a non-2xx answer carries ``{"type": "error", "error": {"type",
   "message"[, "details"]}, "request_id"}``; ``APIError`` keeps the status and that body as sent.
 """
@@ -44,6 +49,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_RETRY_AFTER = 60.0  # a longer retry-after is not waited for: the exponential backoff applies (SDK 1.x)
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
+CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+"""The SDK's ``DEFAULT_CONNECTION_LIMITS`` (see the module doc)."""
 SPEND_CAP = "enforced_spend_limit_reached"
 """``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
@@ -171,7 +178,7 @@ class Client:
         if self._http is None:
             self._http = httpx.AsyncClient(
                 base_url=self.base_url, headers=self._headers, timeout=httpx.Timeout(self.timeout),
-                transport=self._transport,
+                transport=self._transport, limits=CONNECTION_LIMITS,
             )  # fmt: skip
         return self._http
 
