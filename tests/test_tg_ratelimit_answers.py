@@ -30,11 +30,23 @@ async def test_a_preview_waits_while_the_window_has_no_room_for_it_and_every_ans
     assert await done(preview) is True and await done(final) is True
 
 
-async def test_chat_actions_are_not_held_back_by_answers_being_written():
-    """'typing…' is not a message: it takes no window slot, so answers to come leave it alone."""
+async def test_chat_actions_go_while_answers_being_written_fit_in_a_second_and_are_dropped_beyond():
+    """'typing…' takes no window slot, so up to a second's worth of answers to come leave it alone; with
+    more, the answers wait for Telegram anyway and a chat action would only cost the bot work."""
     clock, limiter, wire = make(per_second=10)
-    for _ in range(30):
-        limiter.begin_answer()
+    ends = [limiter.begin_answer() for _ in range(10)]
     action = wire.call("sendChatAction", PRIVATE, "typing")
     await settle()
     assert wire.tags() == ["typing"] and await done(action) is True
+    ends.append(limiter.begin_answer())  # 11 answers being written: more than 10 messages a second
+    busy = wire.call("sendChatAction", PRIVATE + 1, "busy")
+    await settle()
+    with pytest.raises(Dropped):  # at once, not after its max_wait
+        await done(busy)
+    final = wire.call("sendMessage", PRIVATE + 2, "f")  # messages are not affected
+    await settle()
+    ends.pop()()  # back to 10
+    again = wire.call("sendChatAction", PRIVATE + 1, "again")
+    await settle()
+    assert wire.tags() == ["typing", "f", "again"]
+    assert await done(again) is True and await done(final) is True

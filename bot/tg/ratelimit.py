@@ -35,7 +35,12 @@ sees every request with its endpoint and chat:
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
 Chat actions ("typing…") are not messages: they have a budget of their own and are never queued
-behind a chat's messages, but they too go only while the message budget has room to spare.
+behind a chat's messages, but they too go only while the message budget has room to spare, and only
+while no more answers are being written (``begin_answer``) than the global window lets go in a second.
+Beyond that the answers will wait for Telegram anyway, and each "typing…" costs the bot a request's
+work on the event loop that every answer waits behind: with 200 questions at once the chat actions
+sent while they were prepared delayed the first answer from 1.1 s to 2.1 s (bench/RESULTS.md, issue 34).
+Such an action is dropped at once (``Dropped``; the caller tries again later).
 """
 
 from __future__ import annotations
@@ -420,6 +425,9 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
                 continue
             if request.deadline <= now:
                 self._drop(request, "no spare capacity")
+                continue
+            if request.kind == "action" and self._answers > self._global.limit:
+                self._drop(request, "more answers being written than a second's messages")
                 continue
             if no_spare > 0 or (request.kind == "preview" and no_room > 0):
                 at = now + (no_spare if request.kind == "action" else max(no_spare, no_room))
