@@ -466,7 +466,11 @@ def test_a_stream_pings_and_may_carry_types_no_client_knows_yet(fake_anthropic: 
     assert 'event: ping\ndata: {"type": "ping"}' in raw
     assert "event: novel_event_fake" in raw and '"type": "novel_block_fake"' in raw and "novel_delta_fake" in raw
     assert raw.rstrip().endswith('event: message_stop\ndata: {"type": "message_stop"}')
-    cut = httpx.post(f"{fake_anthropic.url}/v1/messages", headers=KEY, json=body, timeout=10).text
+    cut = ""  # a dropped stream ends without its last chunk: the client reads what came, then fails
+    with httpx.stream("POST", f"{fake_anthropic.url}/v1/messages", headers=KEY, json=body, timeout=10) as r:
+        with pytest.raises(httpx.RemoteProtocolError):
+            for piece in r.iter_text():
+                cut += piece
     assert "끊긴 답" in cut and "message_stop" not in cut and "content_block_stop" not in cut.split("끊긴")[-1]
     fake_anthropic.reply(Text("안녕", novel=True))
     assert "".join(b.text for b in stream_of(fake_anthropic).content if b.type == "text") == "안녕"

@@ -14,6 +14,13 @@ number of ping events"; where: a **guess**). ``novel``: a block of a type no cli
 whole in its ``content_block_start``, followed by a delta of an unknown type, and an event of an
 unknown type comes before ``message_delta`` (Versions; Streaming messages, "Other events": shapes
 a **guess**). ``drop``: the stream stops after the first text's deltas (a broken connection).
+
+The connection stays open for the next request once a stream ended, as HTTP/1.1 connections do unless
+a side says otherwise (RFC 9112, 9.3 "Persistence"), and as the SDK expects: it keeps up to 100 of them
+open between calls (``DEFAULT_CONNECTION_LIMITS`` in its ``_constants.py``). The events go in chunked
+transfer coding (RFC 9112, 7.1): how the real API frames a stream is a **guess**. A fake that closed every
+stream's connection made each call pay a new connection and a new server thread, which the bot does not
+pay against the real API. ``drop`` closes the connection without the last chunk (a broken stream).
 """
 
 from __future__ import annotations
@@ -41,14 +48,14 @@ def stream(
     request.send_response(200)
     request.send_header("Content-Type", "text/event-stream")
     request.send_header("Cache-Control", "no-cache")
-    request.send_header("Connection", "close")
+    request.send_header("Transfer-Encoding", "chunked")
     request.end_headers()
-    request.close_connection = True
     chunk = max(1, chunk)
     partial_json = partial_json or {}
 
     def event(name: str, data: dict[str, Any]) -> None:
-        request.wfile.write(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+        body = f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+        request.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
         request.wfile.flush()
 
     def deltas(index: int, kind: str, key: str, payload: str, gated: bool) -> None:
@@ -83,7 +90,8 @@ def stream(
                                                   "delta": {"type": "citations_delta", "citation": cite}})  # fmt: skip
                 deltas(index, "text_delta", "text", block["text"], True)
                 if drop:
-                    return  # the connection closes (Connection: close) before the stream ended
+                    request.close_connection = True  # closed before the stream ended: no last chunk
+                    return
             elif kind in ("web_search_tool_result", "web_fetch_tool_result"):  # whole, without deltas
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
             elif kind == "thinking":
@@ -108,6 +116,7 @@ def stream(
             event("content_block_stop", {"type": "content_block_stop", "index": index})
         if error is not None:
             event("error", {"type": "error", "error": error})
+            request.wfile.write(b"0\r\n\r\n")  # the stream ends there
             return
         if novel:
             event("novel_event_fake", {"type": "novel_event_fake", "detail": {"n": 1}})
@@ -127,5 +136,6 @@ def stream(
             },
         )
         event("message_stop", {"type": "message_stop"})
+        request.wfile.write(b"0\r\n\r\n")  # the last chunk: the connection takes the next request
     except (BrokenPipeError, ConnectionResetError):
-        pass
+        request.close_connection = True
