@@ -19,11 +19,14 @@ to the API itself. What it follows, page by page (platform.claude.com/docs, read
   with ``error.details.error_code`` ``enforced_spend_limit_reached``) is not retried — the Rate limits
   page: "retrying, including the SDK's automatic retries, fails until access resumes".
   Only a request is retried, never a stream once its 200 arrived (part of the answer may be shown).
-- Connections: at most 1000 at once, 100 of them kept open between calls — the SDK's own limits
-  (``DEFAULT_CONNECTION_LIMITS`` in its ``_constants.py``), not httpx's default of 100 and 20. With
-  httpx's 100, the 101st answer being written at once waited for one of the first hundred to end, and
-  while requests queue httpx's pool re-examines every queued request against every connection on each
-  request and answer: on the bot's event loop, measured at 16 % of its time in a busy second (bench/RESULTS.md).
+- Connections: at most 1000 at once, as the SDK (``DEFAULT_CONNECTION_LIMITS`` in its ``_constants.py``),
+  not httpx's 100: with 100, the 101st answer being written at once waited for one of the first hundred
+  to end, and while requests queue httpx's pool re-examines every queued request against every connection
+  on each request and answer, on the event loop. 20 of them kept open between calls (httpx's default), not
+  the SDK's 100: the SDK now runs on httpx2, whose pool is linear; httpcore 1.0's checks every idle
+  connection against all the others on each request and answer, and 100 idle connections made the
+  throughput bench 1.6 s slower (23.5 against 21.8 s, against a fake that keeps connections open;
+  bench/RESULTS.md, issue 34).
 - Errors (Claude API errors page): a non-2xx answer carries ``{"type": "error", "error": {"type",
   "message"[, "details"]}, "request_id"}``; ``APIError`` keeps the status and that body as sent.
 """
@@ -49,8 +52,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_RETRY_AFTER = 60.0  # a longer retry-after is not waited for: the exponential backoff applies (SDK 1.x)
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
-CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-"""The SDK's ``DEFAULT_CONNECTION_LIMITS`` (see the module doc)."""
+CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=20)
+"""As many connections at once as the SDK, as many kept open as httpx by default (the module doc says why)."""
 SPEND_CAP = "enforced_spend_limit_reached"
 """``error.details.error_code`` of the 429 for the usage tier's monthly spend cap (the Rate limits page)."""
 
