@@ -343,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
     parser.add_argument("--steps", action="store_true", help="also rank with each step tried for issue 32")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
+    parser.add_argument(
+        "--fact",
+        type=lambda v: [float(x) for x in v.split(",")],
+        default=[],
+        help="also rank with these floors for questions asking for a fact (Weights.fact; 0: none)",
+    )
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
@@ -364,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     methods["no floor"] = Weights(floor=False)  # the ranking before the relevance floor
     for name, change in STEPS.items() if args.steps else ():
         methods[name] = dataclasses.replace(Weights(), **change)
+    for floor in args.fact:
+        methods[f"fact {floor:g}"] = Weights(fact=floor)
     methods["recall"] = Weights()
     summary = []
     cli_checked: set[str] = set()

@@ -66,6 +66,7 @@ from memory.recall.tuning import (
     finds,
     is_related,
     relevant,
+    states_fact,
 )
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
@@ -270,6 +271,10 @@ def rank(
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
+    if weights.floor and weights.fact and q.fact:  # a fact the chat would have said in words close to the question's
+        best_own = max((t.own for t in pool.values() if eligible(t)), default=0.0)
+        if not states_fact(best_own, q.whole, weights.fact):
+            return []
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions

@@ -86,6 +86,14 @@ def finds(best_score: float, sure: bool) -> bool:
     return sure or best_score >= FLOOR_SCORE
 
 
+def states_fact(best_own: float, whole: float, floor: float) -> bool:
+    """Whether a question asking for a fact (memory.recall.query.asks_for_fact) finds anything: the best turn's
+    own score (its words and meaning, without what surrounds it, who said it and when: memory.recall.rank)
+    over the weight of every word of the question, those the chat never said included (Query.whole), reaches
+    ``floor`` (``Weights.fact``; 0: every question is judged by ``finds`` alone). See ``Weights.fact``."""
+    return best_own / max(whole, 1.0) >= floor
+
+
 def relevant(matched: float, relevance: float, share: float = 1.0) -> bool:
     """Whether a turn holding ``matched`` of the query's weight (``relevance`` of the words the chat said,
     ``share`` of every word of it) is recalled unasked."""
@@ -138,6 +146,13 @@ class Weights:
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
     floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
+    # a question asking for a fact (memory.recall.query.asks_for_fact: "What tattoo did Deb get?") finds nothing
+    # unless a turn's own score reaches this share of the weight of the whole question (``states_fact``): the
+    # chat would have said the fact in the question's words, or close to them. E5-small puts the evidence of an
+    # inference ("Is Mel a bookworm?" for "halfway through The Overstory") no closer to its question than an
+    # off-topic question's best turn to it, so a guess or a yes/no question is judged by ``finds`` only.
+    # bench.recall_eval, tuning seeds (bench/RESULTS.md has the curve)
+    fact: float = 0.4
     spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
     # the steps of issue 32 (memory.recall.spread): results over the conversation's history
     keep: int = 5  # the best places of the ranking before these steps that stay as they were
