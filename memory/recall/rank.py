@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -55,6 +55,7 @@ from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
+    FACT_WORDS,
     FLOOR_CLOSE,
     K1,
     MEANING_WORDS,
@@ -271,10 +272,8 @@ def rank(
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
-    if weights.floor and weights.fact and q.fact:  # a fact the chat would have said in words close to the question's
-        best_own = max((t.own for t in pool.values() if eligible(t)), default=0.0)
-        if not states_fact(best_own, q.whole, weights.fact):
-            return []
+    if weights.floor and weights.fact and q.fact and not _states_fact(pool.values(), q, weights, effort, eligible):
+        return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
@@ -296,6 +295,16 @@ def rank(
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
     return out[:limit]
+
+
+def _states_fact(turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, eligible: Callable[[Turn], bool]) -> bool:
+    """Whether some turn says enough of a question asking for a fact (memory.recall.tuning.states_fact): its own
+    score; in the automatic recall, which reads no meaning, the weight of the question's words it holds, at
+    FACT_WORDS (its own score there is by words only, which BM25 lowers for a long message: at ``w.fact`` the
+    automatic recall lost 3-5 points of one fact's evidence, bench/RESULTS.md)."""
+    if effort.relevant_only:
+        return states_fact(max((t.matched for t in turns if eligible(t)), default=0.0), q.whole, FACT_WORDS)
+    return states_fact(max((t.own for t in turns if eligible(t)), default=0.0), q.whole, w.fact)
 
 
 def _words(t: Turn) -> int:
