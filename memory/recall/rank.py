@@ -35,6 +35,11 @@
 With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned
 (memory.recall.tuning: the share of the query's term weight a turn itself contains).
 
+The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question
+finds nothing unless one is clearly about it or scores high; a question asking for a fact
+(memory.recall.query.asks_for_fact) also needs a turn whose own score reaches ``Weights.fact`` of the
+whole question (``_states_fact``).
+
 Every statistic is the chat's own (its turns, their average length, document frequencies in its
 range of rowids), so one chat's words never change another's ranking.
 """
@@ -273,7 +278,8 @@ def rank(
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if weights.floor and weights.fact and q.fact and not _states_fact(pool.values(), q, weights, effort, eligible):
-        return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
+        if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
+            return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
