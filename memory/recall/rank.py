@@ -305,12 +305,15 @@ def rank(
 
 def _states_fact(turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, eligible: Callable[[Turn], bool]) -> bool:
     """Whether some turn says enough of a question asking for a fact (memory.recall.tuning.states_fact): its own
-    score; in the automatic recall, which reads no meaning, the weight of the question's words it holds, at
-    FACT_WORDS (its own score there is by words only, which BM25 lowers for a long message: at ``w.fact`` the
-    automatic recall lost 3-5 points of one fact's evidence, bench/RESULTS.md)."""
+    score, or a closeness that alone makes it ``confident`` (a clear paraphrase). In the automatic recall, which
+    reads no meaning, the weight of the question's words it holds, at FACT_WORDS (its own score there is by words
+    only, which BM25 lowers for a long message: at ``w.fact`` it lost 3-5 points of one fact's evidence)."""
     if effort.relevant_only:
         return states_fact(max((t.matched for t in turns if eligible(t)), default=0.0), q.whole, FACT_WORDS)
-    return states_fact(max((t.own for t in turns if eligible(t)), default=0.0), q.whole, w.fact)
+    said = [t for t in turns if eligible(t)]
+    if any(confident(0.0, 0.0, t.closeness, False) for t in said):
+        return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
+    return states_fact(max((t.own for t in said), default=0.0), q.whole, w.fact)
 
 
 def _words(t: Turn) -> int:
