@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,13 +124,20 @@ def test_scores_are_on_one_scale_across_questions(transcript, data_dir):
 
 @pytest.fixture
 def assistant(transcript: Transcript, clock, data_dir):
+    yield from recalling(transcript, clock, data_dir, pals, "1", WordsEmbedder())
+
+
+def recalling(
+    transcript: Transcript, clock: Any, data_dir: Path, fill: Callable[[Transcript, str], None], chat: str,
+    meaning: Any = None,
+) -> Iterator[tuple[Assistant, FakeModel]]:  # fmt: skip
+    """An Assistant over a chat ``fill`` wrote, its index made (and its vectors, with ``meaning``), and its model."""
     model = FakeModel(validate=validate)
-    index = RecallIndex(data_dir, meaning=WordsEmbedder())
-    pals(transcript, "1")
-    index.sync(1)
-    index.embed(1)
-    a = Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=4, max_chars=2000)
-    yield a, model
+    index = RecallIndex(data_dir, meaning=meaning)
+    fill(transcript, chat)
+    index.sync(chat)
+    index.embed(chat)
+    yield Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=4, max_chars=2000), model
     index.close()
 
 
@@ -270,13 +278,7 @@ def test_a_question_asking_for_a_fact_finds_nothing_unless_a_turn_says_enough_of
 
 @pytest.fixture
 def concert_assistant(transcript: Transcript, clock, data_dir):
-    model = FakeModel(validate=validate)
-    index = RecallIndex(data_dir)
-    concert(transcript, "2")
-    index.sync(2)
-    a = Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=4, max_chars=2000)
-    yield a, model
-    index.close()
+    yield from recalling(transcript, clock, data_dir, concert, "2")
 
 
 async def test_a_fact_never_said_reaches_no_front_end(concert_assistant):
