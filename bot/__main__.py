@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     if rest:
         print(f"error: unknown argument {rest[0]!r}\n{USAGE}", file=sys.stderr)
         return 2
-    from bot.doctor.preflight import data_dir_error, data_dir_findings, startup_problems
+    from bot.doctor.preflight import open_data_dir, startup_problems
 
     load_dotenv(Path.cwd() / ".env", override=False)
     # the doctor's configuration checks (keys, the endpoint), before anything is started: one line each
@@ -145,19 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(level, secrets_of(settings))
     # whatever the service manager's umask (Docker's is 022): files this process creates are private
     os.umask(0o077)
-    from memory.format import FormatError, ensure_format
-
-    try:
-        ensure_format(settings.data_dir)
-    except FormatError as e:
-        print(f"error: {e} (./bot.sh doctor explains more)", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"error: {data_dir_error(e, settings.data_dir)}", file=sys.stderr)
-        return 2
-    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
-    if in_the_way:
-        print(f"error: {in_the_way[0].text()}", file=sys.stderr)
+    stopped = open_data_dir(settings.data_dir)
+    if stopped:
+        print(f"error: {stopped}", file=sys.stderr)
         return 2
     from bot.tg.app import StartupFailure, run
 

@@ -307,7 +307,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "ko": "DATA_DIR {path} 을(를) 쓸 수 없어요 ({reason}): ./bot.sh doctor 가 더 알려 줘요",
         "en": "DATA_DIR {path} cannot be used ({reason}): ./bot.sh doctor explains more",
     },
-    "start.format": {"ko": "DATA_DIR 의 데이터 형식 문제: {detail}", "en": "{detail}"},
+    "start.format": {
+        "ko": "DATA_DIR 의 데이터 형식 문제: {detail} (./bot.sh doctor 가 더 자세히 알려줘요)",
+        "en": "{detail} (./bot.sh doctor explains more)",
+    },
     "error.internal": {
         "ko": "⚠️ 처리 중 오류가 났어요. 다시 보내 주세요.",
         "en": "⚠️ Something went wrong. Please send it again.",

@@ -150,3 +150,20 @@ def test_a_file_where_the_chats_are_kept_stops_the_bot_with_one_line(
     )
     assert lines(output) == [expected], output
     assert fake_telegram.calls == [] and (data_dir / "chats").read_text() == "not a directory"
+
+
+def test_a_newer_data_format_stops_the_bot_and_the_terminal_with_the_same_line(
+    bot_env, fake_telegram: FakeTelegram, tmp_path, data_dir
+):
+    """Both front ends open DATA_DIR through one function: the same words, the doctor named, nothing written."""
+    from tests.test_cli_startup import chat
+
+    data_dir.mkdir(mode=0o700, exist_ok=True)
+    (data_dir / "format.json").write_text('{"format": 99}')
+    rc, output = start({**bot_env, "DATA_DIR": str(data_dir)}, tmp_path)
+    assert rc == 2, output
+    (line,) = lines(output)
+    assert line.startswith("error: ") and "format 99" in line and line.endswith("(./bot.sh doctor explains more)")
+    rc, out, err = chat({**bot_env, "DATA_DIR": str(data_dir), "BOT_LANG": "en"}, tmp_path / "w", "hello\n")
+    assert (rc, out, err) == (2, "", line + "\n")
+    assert sorted(p.name for p in data_dir.iterdir()) == ["format.json"] and fake_telegram.calls == []

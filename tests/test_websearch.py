@@ -247,6 +247,18 @@ def test_doctor_says_whether_search_works(data_dir, fake_anthropic: FakeAnthropi
     assert lines_of(lines, "websearch")[0].startswith("note     websearch: off")
 
 
+def test_doctor_words_a_failed_search_check_as_the_other_online_checks_do(data_dir, fake_anthropic: FakeAnthropic):
+    from tests.test_doctor import env_for, lines_of, run_doctor
+
+    env = env_for(data_dir, ANTHROPIC_BASE_URL=fake_anthropic.url, ANTHROPIC_MODEL="claude-sonnet-4-6")
+    fake_anthropic.fail(503, "overloaded", "overloaded_error")
+    _, lines = run_doctor(env, "--only", "websearch")
+    host = fake_anthropic.url.rstrip("/")
+    assert lines_of(lines, "websearch") == [
+        f"note     websearch: not checked: {host}: HTTP 503 (see the anthropic line)"
+    ]
+
+
 def web_tools() -> list[dict]:
     return WebSearch(WebSettings()).tools()
 

@@ -36,8 +36,7 @@ from bot.cli.render import prewarm as prewarm_renderer
 from bot.cli.sigint import PromptInterrupts
 from bot.cli.texts import LANGS, LangError, env_lang, text
 from bot.core.ask import Assistant
-from bot.doctor.preflight import data_dir_error, data_dir_findings
-from bot.texts import t as bot_text
+from bot.doctor.preflight import open_data_dir
 from memory.conversations import find_conversation, list_conversations
 from memory.files import ensure_private_dir
 from memory.reminders import ReminderStore
@@ -335,20 +334,10 @@ def main(argv: list[str] | None = None) -> int:
         except NoQuestion as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    from memory.format import FormatError, ensure_format
-
     os.umask(0o077)  # files this process creates are private, like the bot's
-    try:
-        ensure_format(settings.data_dir)  # a newer data format than this code knows stops here
-    except FormatError as e:
-        print(text("start.error", lang, message=bot_text("start.format", lang, detail=e)), file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(text("start.error", lang, message=data_dir_error(e, settings.data_dir, lang)), file=sys.stderr)
-        return 2
-    in_the_way = data_dir_findings(settings.data_dir)  # e.g. a file where chats/ should be: said now, not later
-    if in_the_way:
-        print(text("start.error", lang, message=in_the_way[0].text(lang)), file=sys.stderr)
+    stopped = open_data_dir(settings.data_dir, lang)
+    if stopped:
+        print(text("start.error", lang, message=stopped), file=sys.stderr)
         return 2
 
     from bot.claude.pricing import PriceTable

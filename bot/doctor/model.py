@@ -24,6 +24,7 @@ from bot.claude.modelinfo import ModelCatalog, ModelInfo
 from bot.claude.pricing import PriceTable
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
+from bot.doctor.net import failure
 
 
 def _stable_prefix(ctx: Context) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -79,15 +80,11 @@ def model_check(ctx: Context) -> Iterator[Result]:
         info = ModelInfo.from_api(api("GET", f"/v1/models/{quote(name, safe='')}"), datetime.now(UTC))
     except APIError as e:
         if e.status_code != 404:
-            yield note("model", f"the Models API could not be read ({_failure(e)})")
+            yield note("model", f"the Models API could not be read ({failure(e)})")
         info = ModelInfo.unknown(name)
     lines = info.describe()
     yield ok("model", f"{name}: " + "; ".join(lines)) if info.known else note("model", f"{name}: {lines[0]}")
     yield _cache_check(api, name, info, ctx)
-
-
-def _failure(e: APIError) -> str:
-    return "timed out" if e.timeout else (f"HTTP {e.status_code}" if e.status_code else "no connection")
 
 
 def _cache_check(api: Callable[..., dict[str, Any]], name: str, info: ModelInfo, ctx: Context) -> Result:
@@ -102,7 +99,7 @@ def _cache_check(api: Callable[..., dict[str, Any]], name: str, info: ModelInfo,
             if usage.get("cache_read_input_tokens"):
                 break
     except APIError as e:
-        return note("cache", f"not measured: {_failure(e)}")
+        return note("cache", f"not measured: {failure(e)}")
     total = (usage.get("input_tokens") or 0) + cached
     if cached:
         return ok("cache", f"the stable prefix ({cached:,} of {total:,} input tokens) is cached by {name}")

@@ -123,6 +123,11 @@ def _anthropic_check(ctx: Context, key: str, model: str, label: str) -> Result:
     return ok("anthropic", f"{label} {used} answered on {host}")
 
 
+def failure(e: APIError) -> str:
+    """A failed call in the words every online check uses: "timed out", "HTTP 503" or "no connection"."""
+    return "timed out" if e.timeout else (f"HTTP {e.status_code}" if e.status_code else "no connection")
+
+
 def _api_message(e: APIError) -> str:
     message = e.error.get("message")
     return message[:200] if isinstance(message, str) else f"HTTP {e.status_code}"

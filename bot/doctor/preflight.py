@@ -200,6 +200,22 @@ def data_dir_findings(data_dir: Path) -> list[Finding]:
     return [found] if found is not None else subdir_findings(data_dir)
 
 
+def open_data_dir(data_dir: Path, lang: str = "en") -> str | None:
+    """Opens DATA_DIR for a start, as the bot and the terminal chat both do (format.json checked or written),
+    and says in one line what stops the start: a newer data format, a directory that cannot be made or
+    written, a file where a subdirectory should be. None when the start may go on."""
+    from memory.format import FormatError, ensure_format
+
+    try:
+        ensure_format(data_dir)  # a newer data format than this code knows stops here
+    except FormatError as e:
+        return t("start.format", lang, detail=e)
+    except OSError as e:
+        return data_dir_error(e, data_dir, lang)
+    in_the_way = data_dir_findings(data_dir)  # e.g. a file where chats/ should be: said now, not later
+    return in_the_way[0].text(lang) if in_the_way else None
+
+
 def _user() -> str:
     try:
         import pwd

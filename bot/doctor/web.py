@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from bot.claude.api import APIError, call, root_url
 from bot.config import DEFAULT_MODEL
 from bot.doctor.base import Context, Result, check, note, ok, problem
-from bot.doctor.net import PING, _api_message, _host
+from bot.doctor.net import PING, _api_message, _host, failure
 from bot.tools.web import WebSearch, WebSettings, search_disabled_error, supports_web_search
 
 
@@ -42,8 +42,7 @@ def _search_check(ctx: Context, key: str, model: str, settings: WebSettings) -> 
         call("POST", "/v1/messages", api_key=key, base_url=base_url, timeout=ctx.timeout, body=body)
     except APIError as e:
         if e.status_code != 400:
-            status = e.status_code or ("a timeout" if e.timeout else "no connection")
-            return note("websearch", f"not checked: {host} answered {status} (see the anthropic line)")
+            return note("websearch", f"not checked: {host}: {failure(e)} (see the anthropic line)")
         message = _api_message(e)
         if search_disabled_error(message):
             return problem(
