@@ -157,7 +157,7 @@ class Weights:
     # inference ("Is Mel a bookworm?" for "halfway through The Overstory") no closer to its question than an
     # off-topic question's best turn to it, so a guess or a yes/no question is judged by ``finds`` only.
     # bench.recall_eval, tuning seeds (bench/RESULTS.md has the curve)
-    fact: float = 0.4
+    fact: float = 0.3
     spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
     # the steps of issue 32 (memory.recall.spread): results over the conversation's history
     keep: int = 5  # the best places of the ranking before these steps that stay as they were
