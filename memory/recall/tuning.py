@@ -156,7 +156,9 @@ class Weights:
     # chat would have said the fact in the question's words, or close to them. E5-small puts the evidence of an
     # inference ("Is Mel a bookworm?" for "halfway through The Overstory") no closer to its question than an
     # off-topic question's best turn to it, so a guess or a yes/no question is judged by ``finds`` only.
-    # bench.recall_eval, tuning seeds (bench/RESULTS.md has the curve)
+    # bench.recall_eval, tuning seeds, off-topic questions silenced named / real at 0 / 0.3 / 0.4: 33 / 42, 64 / 58,
+    # 67 / 64%, the persona evidence the same; at 0.4 the facts generator's "What cause did Tom raise money for?"
+    # ("I ran a charity 10K for clean oceans": 0.33 of it) went unfound (bench/RESULTS.md has the curve)
     fact: float = 0.3
     spread: float = 1.0  # a turn keeps this share of its score for each better one of its session ahead of it
     # the steps of issue 32 (memory.recall.spread): results over the conversation's history
