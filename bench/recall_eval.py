@@ -183,6 +183,7 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     times: dict[str, list[float]] = defaultdict(list)
     empty = 0
+    louder = 0  # questions for which related() brought something and the search (at ``limit``) nothing
     never_empty: list[bool] = []  # per question never answered in the chat: whether related() brought nothing
     today = date(2026, 11, 29)
     with RecallIndex(data_dir, meaning=EMBEDDER) as idx:
@@ -198,6 +199,7 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
                 times["search"].append(t1 - t0)
                 times["related"].append(t2 - t1)
                 empty += not related
+                louder += bool(related) and not searched
                 lines = {
                     "search": [[(h.file, h.line)] for h in searched],
                     "related": [[(h.file, h.line)] for h in related],
@@ -209,10 +211,13 @@ def evaluate_related(cases: list[Case], data_dir: Path, limit: int = 5) -> tuple
                         found[name][kind].append(rank)
                         found[name]["all"].append(rank)
             for text, _kind in case.never:
-                never_empty.append(not idx.related(case.chat, text, limit, today=today))
+                related = idx.related(case.chat, text, limit, today=today)
+                never_empty.append(not related)
+                louder += bool(related) and not idx.search(case.chat, text, limit, today=today, sync=False)
     stats = {name: statistics.median(v) for name, v in times.items()}
     stats["empty"] = empty / max(1, sum(len(c.questions) for c in cases))
     stats["never empty"] = sum(never_empty) / len(never_empty) if never_empty else -1.0
+    stats["louder"] = louder
     return found, stats
 
 
@@ -229,7 +234,8 @@ def related_table(found: dict[str, dict[str, list[int]]], stats: dict[str, float
         f"related@5 {100 * r5:.1f}% vs search@5 {100 * s5:.1f}% ({r5 / max(s5, 1e-9):.2f}x); "
         f"with context {100 * recall_at(found['related+context']['all'], 5):.1f}%; "
         f"empty for {100 * stats['empty']:.0f}% of the questions{stats_never(stats)}; median per call: related "
-        f"{stats['related'] * 1e3:.2f} ms, search {stats['search'] * 1e3:.2f} ms"
+        f"{stats['related'] * 1e3:.2f} ms, search {stats['search'] * 1e3:.2f} ms; it brought something where the "
+        f"search found nothing for {stats['louder']:.0f} questions"
     )
 
 
@@ -343,6 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablate", action="store_true", help="also rank with each signal turned off")
     parser.add_argument("--steps", action="store_true", help="also rank with each step tried for issue 32")
     parser.add_argument("--quiet", action="store_true", help="no per-seed lines")
+    parser.add_argument(
+        "--fact",
+        type=lambda v: [float(x) for x in v.split(",")],
+        default=[],
+        help="also rank with these floors for questions asking for a fact (Weights.fact; 0: none)",
+    )
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
@@ -364,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     methods["no floor"] = Weights(floor=False)  # the ranking before the relevance floor
     for name, change in STEPS.items() if args.steps else ():
         methods[name] = dataclasses.replace(Weights(), **change)
+    for floor in args.fact:
+        methods[f"fact {floor:g}"] = Weights(fact=floor)
     methods["recall"] = Weights()
     summary = []
     cli_checked: set[str] = set()

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from memory.recall.tuning import Weights
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 from tests.fakes.messages_rules import validate
+from tests.helpers import recalled
 from tests.test_recall_meaning import CONCEPTS, DIM, ConceptEmbedder, msg
 
 
@@ -122,13 +124,20 @@ def test_scores_are_on_one_scale_across_questions(transcript, data_dir):
 
 @pytest.fixture
 def assistant(transcript: Transcript, clock, data_dir):
+    yield from recalling(transcript, clock, data_dir, pals, "1", WordsEmbedder())
+
+
+def recalling(
+    transcript: Transcript, clock: Any, data_dir: Path, fill: Callable[[Transcript, str], None], chat: str,
+    meaning: Any = None,
+) -> Iterator[tuple[Assistant, FakeModel]]:  # fmt: skip
+    """An Assistant over a chat ``fill`` wrote, its index made (and its vectors, with ``meaning``), and its model."""
     model = FakeModel(validate=validate)
-    index = RecallIndex(data_dir, meaning=WordsEmbedder())
-    pals(transcript, "1")
-    index.sync(1)
-    index.embed(1)
-    a = Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=4, max_chars=2000)
-    yield a, model
+    index = RecallIndex(data_dir, meaning=meaning)
+    fill(transcript, chat)
+    index.sync(chat)
+    index.embed(chat)
+    yield Assistant(transcript=transcript, model=model, now=clock, recall=index, max_messages=4, max_chars=2000), model
     index.close()
 
 
@@ -220,3 +229,82 @@ def test_a_nickname_alone_does_not_make_a_turn_about_the_question(transcript, da
     with RecallIndex(data_dir) as index:
         assert index.search("c", "What did Aud think of the election?", 5) == []
         assert "aud" in index.search("c", "How was work for Aud?", 5)[0].content
+
+
+# -- a question asking for a fact ---------------------------------------------------------------------------
+
+
+def test_which_questions_ask_for_a_fact():
+    from memory.recall.query import asks_for_fact
+
+    facts = ["Where did Deb see a zebra?", "What tattoo did Aud get?", "How much did Gi pay the plumber?",
+             "which gym locker code?", "Who visited Nate from Chicago?"]  # fmt: skip
+    others = ["Would Deb enjoy a farmers market?", "What would Mel likely study?", "Is Mel a bookworm?",
+              "Did I see a zebra on safari?", "What hobbies does Deb have?", "zebra",
+              "지난주에 뭐 먹었어?"]  # fmt: skip
+    assert [asks_for_fact(q) for q in facts] == [True] * len(facts)
+    assert [asks_for_fact(q) for q in others] == [False] * len(others)
+
+
+def concert(transcript: Transcript, chat: str = "c") -> None:
+    """A concert and a car among 300 turns of chatter: "saw" is a rare word of the chat."""
+    transcript.append(chat, [
+        msg("user", "Last night I saw the Lumineers live, I screamed so much"), msg("assistant", "So jealous!"),
+        msg("user", "I finally bought a car, a used Subaru"), msg("assistant", "Nice!"),
+    ])  # fmt: skip
+    transcript.append(chat, [msg("user", f"what a day, chat number {i}") for i in range(300)])
+
+
+SAFARI = "Where did I see a zebra on safari?"  # one word of three said in the chat ("saw"), a rare one
+
+
+def test_a_question_asking_for_a_fact_finds_nothing_unless_a_turn_says_enough_of_it(transcript, data_dir):
+    """The concert holds a rare word of the question (its best score passes FLOOR_SCORE), but a third of it: a
+    fact the chat would have said in the question's words is not there (memory.recall.tuning.states_fact)."""
+    concert(transcript)
+    with RecallIndex(data_dir) as index:
+        index.sync("c")
+        assert index.search("c", SAFARI, 5) == []
+        assert index.related("c", SAFARI, 5) == []  # the automatic recall: nothing either
+        assert "Lumineers" in index.search("c", "Which band did I see?", 5)[0].content
+        assert "Lumineers" in index.related("c", "Which band did I see?", 5)[0].content
+        assert "Subaru" in index.search("c", "What car did I buy?", 5)[0].content
+        # a yes/no question is answered from what is related (an inference), not held to the fact's words
+        assert "Lumineers" in index.search("c", "Did I see a zebra on safari?", 5)[0].content
+    with RecallIndex(data_dir, weights=Weights(fact=0.0)) as unruled:  # what the rule left out
+        assert "Lumineers" in unruled.search("c", SAFARI, 5)[0].content
+        assert "Lumineers" in unruled.related("c", SAFARI, 5)[0].content
+
+
+@pytest.fixture
+def concert_assistant(transcript: Transcript, clock, data_dir):
+    yield from recalling(transcript, clock, data_dir, concert, "2")
+
+
+async def test_a_fact_never_said_reaches_no_front_end(concert_assistant):
+    """/search, the search_memory tool and the automatic recall all say nothing for the safari question."""
+    a, model = concert_assistant
+    assert search_text(a, 2, SAFARI, "en").startswith("🔎 Nothing related to 'Where did I see a zebra on safari?'")
+    assert "Lumineers" in search_text(a, 2, "Which band did I see?", "en")
+    model.queue(tool_call("search_memory", {"query": SAFARI}), "Never mentioned.")
+    await a.ask(2, SAFARI)
+    assert recalled(model.calls[0]) == ""  # the automatic recall added nothing to the request
+    result = model.calls[1].messages[-1]["content"][0]
+    assert result["content"].startswith("nothing found: no earlier message of this chat is related to")
+    model.queue("The Lumineers.")
+    await a.ask(2, "Which band did I see live?")
+    assert "Lumineers" in recalled(model.calls[-1])
+
+
+def test_the_cli_finds_nothing_for_a_fact_never_said(data_dir):
+    concert(Transcript(data_dir), "local")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DATA_DIR": str(data_dir), "RECALL_MEANING": "off"}
+
+    def search(query: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "bot", "search", "--chat", "local", query],
+                              capture_output=True, text=True, env=env, timeout=120, check=False)  # fmt: skip
+
+    safari = search(SAFARI)
+    assert safari.returncode == 0 and safari.stdout == "" and "nothing related to" in safari.stderr
+    band = [json.loads(line)["content"] for line in search("Which band did I see?").stdout.splitlines()]
+    assert band[:1] == ["Last night I saw the Lumineers live, I screamed so much"]

@@ -22,6 +22,7 @@ from datetime import date
 from memory.recall.dates import DayRange, query_dates
 from memory.recall.lexicon import related
 from memory.recall.names import addressee, speaker_called
+from memory.recall.spread import asks_for_many
 from memory.recall.store import ChatRow
 from memory.recall.text import Term, query_terms, word_term
 from memory.recall.tuning import DEFAULT_WEIGHTS, THOROUGH, Effort, Weights
@@ -42,6 +43,7 @@ class Query:
     unknown: float = 0.0  # the weight of the query's words no turn of the chat holds (nor a related word)
     called: frozenset[int] = frozenset()  # the group numbers of capitalised words inside it that name no
     # speaker: a nickname ("Aud", "Mel") finds the turns calling someone so, but is not what the query is about
+    fact: bool = False  # it asks for a fact the chat would have said (``asks_for_fact``), not for a guess
 
     @property
     def whole(self) -> float:
@@ -53,6 +55,7 @@ class Query:
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
         tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
+        fact: bool = False,
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -62,7 +65,9 @@ class Query:
         prefixes = [(t.text, w, numbers[group[t]]) for t, w in idf.items() if t.prefix]
         total = sum(best.values())
         nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
-        return cls(list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames)
+        return cls(
+            list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact
+        )
 
 
 _NOW = re.compile(
@@ -71,6 +76,21 @@ _NOW = re.compile(
 _BEFORE = re.compile(
     r"\b(?:before|previous|previously|used to|originally|formerly|at first|earlier|old)\b|전에|예전|원래|처음|이전"
 )
+
+# a question for a particular fact: a question word first ("What tattoo did Deb get?", "Where did she see a
+# zebra?", "How much did he pay?"), unless it asks for a guess ("What would Deb likely study?")
+_FACT = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how)\b", re.IGNORECASE)
+_GUESS = re.compile(r"\b(?:would|could|might|likely|probably|should|guess)\b", re.IGNORECASE)
+
+
+def asks_for_fact(text: str) -> bool:
+    """Whether ``text`` asks for a fact the chat would have said in words close to the question's: an English
+    question starting with a question word ("What tattoo did Deb get?", "How much did Gi pay the plumber?"),
+    not one asking for a guess (would, could, might, likely, probably: "What would Deb likely study?"), nor a
+    yes/no question ("Is Mel a bookworm?", answered from what she said about her books), nor one asking for
+    a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?", gathered from many days, told
+    in other words). Other languages: no."""
+    return bool(_FACT.search(text)) and not _GUESS.search(text) and not asks_for_many(text)
 
 
 def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
@@ -184,6 +204,14 @@ def parse(
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
     query = Query.make(
-        idf, {t: group[t] for t in terms}, ranges, frozenset(speakers), tense, names, unknown, frozenset(called)
+        idf,
+        {t: group[t] for t in terms},
+        ranges,
+        frozenset(speakers),
+        tense,
+        names,
+        unknown,
+        frozenset(called),
+        asks_for_fact(text),
     )
     return query, stats

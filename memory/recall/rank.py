@@ -35,6 +35,11 @@
 With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned
 (memory.recall.tuning: the share of the query's term weight a turn itself contains).
 
+The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question
+finds nothing unless one is clearly about it or scores high; a question asking for a fact
+(memory.recall.query.asks_for_fact) also needs a turn whose own score reaches ``Weights.fact`` of the
+whole question (``_states_fact``).
+
 Every statistic is the chat's own (its turns, their average length, document frequencies in its
 range of rowids), so one chat's words never change another's ranking.
 """
@@ -44,7 +49,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -55,6 +60,7 @@ from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
+    FACT_WORDS,
     FLOOR_CLOSE,
     K1,
     MEANING_WORDS,
@@ -66,6 +72,7 @@ from memory.recall.tuning import (
     finds,
     is_related,
     relevant,
+    states_fact,
 )
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
@@ -270,6 +277,9 @@ def rank(
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
+    if weights.floor and weights.fact and q.fact and not _states_fact(pool.values(), q, weights, effort, eligible):
+        if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
+            return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
@@ -291,6 +301,19 @@ def rank(
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
     return out[:limit]
+
+
+def _states_fact(turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, eligible: Callable[[Turn], bool]) -> bool:
+    """Whether some turn says enough of a question asking for a fact (memory.recall.tuning.states_fact): its own
+    score, or a closeness that alone makes it ``confident`` (a clear paraphrase). In the automatic recall, which
+    reads no meaning, the weight of the question's words it holds, at FACT_WORDS (its own score there is by words
+    only, which BM25 lowers for a long message: at ``w.fact`` it lost 3-5 points of one fact's evidence)."""
+    if effort.relevant_only:
+        return states_fact(max((t.matched for t in turns if eligible(t)), default=0.0), q.whole, FACT_WORDS)
+    said = [t for t in turns if eligible(t)]
+    if any(confident(0.0, 0.0, t.closeness, False) for t in said):
+        return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
+    return states_fact(max((t.own for t in said), default=0.0), q.whole, w.fact)
 
 
 def _words(t: Turn) -> int:
