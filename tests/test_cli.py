@@ -332,6 +332,40 @@ def test_ctrl_c_reading_piped_input_stops_with_status_130(assistant: Assistant, 
     assert rc == cli_chat.INTERRUPTED == 130 and len(fake_model.calls) == 1
 
 
+class EndingModel(FakeModel):
+    """The user presses Ctrl-C (a real SIGINT) just as the answer is complete: nothing is left to cancel."""
+
+    async def complete(self, *, system, messages, max_tokens=None, on_text=None, **kw) -> Reply:
+        reply = await super().complete(system=system, messages=messages, max_tokens=max_tokens, on_text=on_text)
+        os.kill(os.getpid(), signal.SIGINT)
+        return reply
+
+
+def test_a_ctrl_c_as_an_answer_ends_is_not_lost_and_stops_piped_input(transcript: Transcript):
+    """The Ctrl-C found no answer or command left to cancel: it is the prompt's, so the script stops (130)
+    after the answer was stored, and the next line is not asked (it was lost, or raised out of the session)."""
+    model = EndingModel()
+    rc, out, err = run_chat(Assistant(transcript=transcript, model=model), "하나", "둘")
+    assert rc == cli_chat.INTERRUPTED
+    assert [c.last_user_text for c in model.calls] == ["하나"]
+    assert "echo: 하나" in out and contents(transcript) == ["하나", "echo: 하나"]
+
+
+def test_a_second_ctrl_c_while_one_is_being_answered_does_not_cut_it_short():
+    class Pressed:  # a future whose waiter gets a Ctrl-C first
+        def __init__(self) -> None:
+            self.waits = 0
+
+        def result(self) -> int:
+            self.waits += 1
+            if self.waits == 1:
+                raise KeyboardInterrupt
+            return 7
+
+    future = Pressed()
+    assert cli_chat._through_ctrl_c(future) == 7 and future.waits == 2  # type: ignore[arg-type]
+
+
 # -- main(): argv, settings, the console script -------------------------------------------
 def console_script_main():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]

@@ -100,6 +100,7 @@ class ChatSession(SlashCommands):
         self._loop: LoopThread | None = None
         self._task: asyncio.Task[bool] | None = None  # the line being handled (on the loop's thread)
         self._answer: asyncio.Future[Any] | None = None  # the answer on its way
+        self._cancels = 0  # answers a Ctrl-C cancelled (counted on the loop's thread)
         self._listed = []
         self._hand_off: Callable[[str], None] | None = None  # one-shot: who writes the summary
         self.unanswered = 0  # questions left without an answer (failed or cancelled): exit status 1
@@ -228,20 +229,18 @@ class ChatSession(SlashCommands):
                 return USAGE_ERROR
             self.banner()
             while True:
-                try:
+                try:  # Ctrl-C at the prompt, or one no command took (it came as the command ended)
                     line = self._read_question(read_line)
+                    done = line is None or self._call(self.handle(line), leftover_to_prompt=True) is False
                 except KeyboardInterrupt:
                     if self.interactive:  # as in a shell: the line typed so far is dropped, a new prompt
                         self._new_prompt_line()
                         continue
                     # input from a pipe or a file: Ctrl-C stops the script (status 128 + SIGINT)
-                    self._loop.submit(self.assistant.upkeep.aclose()).result()
+                    _through_ctrl_c(self._loop.submit(self.assistant.upkeep.aclose()))
                     return INTERRUPTED
-                if line is None:
-                    self.goodbye(after_prompt=True)
-                    break
-                if self._call(self.handle(line)) is False:
-                    self.goodbye()
+                if done:
+                    self.goodbye(after_prompt=line is None)
                     break
             self._finish_upkeep()
         return 1 if self.unanswered else 0
@@ -277,20 +276,30 @@ class ChatSession(SlashCommands):
         await self.send(question)
         return True
 
-    def _call(self, coro: Coroutine[Any, Any, bool]) -> bool | None:
+    def _call(self, coro: Coroutine[Any, Any, bool], *, leftover_to_prompt: bool = False) -> bool | None:
         """Run ``coro`` on the session's loop and wait for it in this (the main) thread; None when
         it was interrupted: Ctrl-C meanwhile cancels the answer on its way, or else the whole command.
+
+        A Ctrl-C that cancelled nothing (it came as the answer was being stored, or as the command ended)
+        is not lost: with ``leftover_to_prompt`` it is raised again once the command's result is in, for
+        the prompt (piped input stops there; a terminal shows a new prompt).
         """
         assert self._loop is not None
         future = self._loop.submit(self._tracked(coro))
+        pressed, cancels = False, self._cancels
         while True:
             try:
-                return future.result()
+                result = future.result()
             except KeyboardInterrupt:
-                self._loop.call(self._interrupt)
+                pressed = True
+                _through_ctrl_c(self._loop.submit(self._interrupt()))
+                continue
             except concurrent.futures.CancelledError:
                 self.error(text("interrupted", self.lang))
                 return None
+            if pressed and self._cancels == cancels and leftover_to_prompt:
+                raise KeyboardInterrupt
+            return result
 
     async def _tracked(self, coro: Coroutine[Any, Any, bool]) -> bool:
         self._task = asyncio.current_task()
@@ -299,7 +308,7 @@ class ChatSession(SlashCommands):
         finally:
             self._task = None
 
-    def _interrupt(self) -> None:
+    async def _interrupt(self) -> None:
         """Ctrl-C (on the loop's thread): cancel the answer on its way, or else the running command."""
         if self._answer is not None and not self._answer.done():
             self._answer.cancel()
@@ -317,7 +326,7 @@ class ChatSession(SlashCommands):
         try:
             self._loop.submit(upkeep.drain()).result()
         except KeyboardInterrupt:
-            self._loop.submit(upkeep.aclose()).result()
+            _through_ctrl_c(self._loop.submit(upkeep.aclose()))
 
     async def handle(self, line: str) -> bool:
         """Handle one input line; False when the session should end. Errors are printed, never raised."""
@@ -423,6 +432,7 @@ class ChatSession(SlashCommands):
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if task.cancelled() and (current is None or current.cancelling() == 0):
+                self._cancels += 1  # a Ctrl-C took effect (ChatSession._call)
                 raise _Cancelled from None
             raise
         finally:
@@ -438,3 +448,14 @@ def web_footer(answer: Answer) -> str:
         lines.append("출처 · Sources")
         lines += [f"{n}. {title}\n   {url}" for n, (title, url) in enumerate(answer.sources, 1)]
     return "\n".join(lines)
+
+
+def _through_ctrl_c(future: concurrent.futures.Future[T]) -> T:
+    """Wait for ``future`` in the main thread, a Ctrl-C meanwhile doing nothing more: what is being waited
+    for is itself the answer to a Ctrl-C (cancelling, closing), and a second one must not cut it short
+    with a KeyboardInterrupt out of the session (a traceback, the process killed by SIGINT)."""
+    while True:
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            continue
