@@ -126,6 +126,14 @@ SMALL = [
 REPLIES = ["알겠어, 기억해 둘게.", "네, 적어 둘게요.", "오 그렇구나!", "좋네. 잊지 말자.", "응, 기억할게."]
 
 
+# questions about what none of the conversations ever said (the relevance floor): each should find nothing
+OFF_TOPIC = [
+    "내가 얼룩말 어디서 봤다고 했지?", "얼룩말", "내가 좋아하는 칵테일이 뭐였지?", "우리 집 와이파이 비밀번호 뭐였어?",
+    "응원하는 축구팀이 어디였지?", "지붕 새는 거 언제 고쳤어?", "초밥집 이름이 뭐였지?", "기타 레슨 몇 시였지?",
+    "동생 결혼식이 언제였지?", "내 차 번호판이 뭐야?", "스키장 어디로 갔었지?", "고양이 이름이 뭐였지?",
+]  # fmt: skip
+
+
 @dataclass
 class Conv:
     chat: str
@@ -224,6 +232,7 @@ def analyzer(doc: Callable[[str], list[str]], query: Callable[[str], list[Term]]
 def measure(convs: list[Conv], name: str, embedder: meanings.Embedder | None = None) -> dict[str, object]:
     ranks: dict[str, list[int]] = defaultdict(list)
     times: list[float] = []
+    silent = 0  # OFF_TOPIC questions that found nothing
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         for c in convs:
@@ -243,9 +252,11 @@ def measure(convs: list[Conv], name: str, embedder: meanings.Embedder | None = N
                     r = got.index(line) + 1 if line in got else 0
                     ranks[kind].append(r)
                     ranks["all"].append(r)
+                silent += sum(not idx.search(c.chat, q, 10, today=date(2025, 12, 1), sync=False) for q in OFF_TOPIC)
         size = sum(p.stat().st_size for p in data.glob("recall.sqlite3*"))
     messages = sum(len(c.lines) for c in convs)
-    return {"name": name, "ranks": ranks, "size": size, "per_msg": built / messages, "query": statistics.median(times)}
+    return {"name": name, "ranks": ranks, "size": size, "per_msg": built / messages, "query": statistics.median(times),
+            "silent": silent / (len(OFF_TOPIC) * len(convs))}  # fmt: skip
 
 
 def recall_at(r: list[int], k: int) -> float:
@@ -291,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(f"{'  '.join(f'{100 * recall_at(rk, k):4.0f}' for k in (1, 5, 10)):>17}")
         count = len(results[0]["ranks"][kind])  # type: ignore[index]
         print(f"{kind:<10} {count:>4}  " + "  ".join(cells))
+    off = len(OFF_TOPIC) * len(convs)
+    print(f"{'off-topic':<10} {off:>4}  " + "  ".join(f"{100 * float(r['silent']):>12.0f}% nothing" for r in results))  # type: ignore[arg-type]
     for r in results:
         per_msg, size, query = float(r["per_msg"]), int(r["size"]), float(r["query"])  # type: ignore[arg-type]
         print(

@@ -238,10 +238,11 @@ def test_which_questions_ask_for_a_fact():
     from memory.recall.query import asks_for_fact
 
     facts = ["Where did Deb see a zebra?", "What tattoo did Aud get?", "How much did Gi pay the plumber?",
-             "which gym locker code?", "Who visited Nate from Chicago?"]  # fmt: skip
+             "which gym locker code?", "Who visited Nate from Chicago?",
+             "지난주에 뭐 먹었어?", "회의실 예약 어디로 했어?", "택배 무게가 몇 kg였지?"]  # fmt: skip
     others = ["Would Deb enjoy a farmers market?", "What would Mel likely study?", "Is Mel a bookworm?",
               "Did I see a zebra on safari?", "What hobbies does Deb have?", "zebra",
-              "지난주에 뭐 먹었어?"]  # fmt: skip
+              "무슨 책을 좋아할까?", "아마 언제 올 것 같아?", "그 사람 착해?", "취미들이 뭐야?", "얼룩말"]  # fmt: skip
     assert [asks_for_fact(q) for q in facts] == [True] * len(facts)
     assert [asks_for_fact(q) for q in others] == [False] * len(others)
 
@@ -274,6 +275,23 @@ def test_a_question_asking_for_a_fact_finds_nothing_unless_a_turn_says_enough_of
     with RecallIndex(data_dir, weights=Weights(fact=0.0)) as unruled:  # what the rule left out
         assert "Lumineers" in unruled.search("c", SAFARI, 5)[0].content
         assert "Lumineers" in unruled.related("c", SAFARI, 5)[0].content
+
+
+def test_a_korean_question_asking_for_a_fact_is_held_to_it_too(transcript, data_dir):
+    """The same rule for a question in Korean (a question word anywhere in it); searched by words only, at
+    FACT_KO_WORDS of it: its bigrams hold many terms no turn has (a politer ending), and the fact still comes."""
+    transcript.append("k", [
+        msg("user", "어젯밤에 루미니어스 공연 봤어, 소리 엄청 질렀어"), msg("assistant", "부럽다!"),
+    ])  # fmt: skip
+    transcript.append("k", [msg("user", f"오늘 하루 어땠어 {i}") for i in range(300)])
+    zebra = "공연장 근처 동물원에서 얼룩말 인형 어디서 샀지?"  # "공연" is said, and rare: nothing else of it
+    with RecallIndex(data_dir) as index:
+        index.sync("k")
+        assert index.search("k", zebra, 5) == []
+        assert "루미니어스" in index.search("k", "루미니어스 공연 언제 보셨어요?", 5)[0].content
+        assert "루미니어스" in index.search("k", "어젯밤에 무슨 공연 보셨다고 하셨죠?", 5)[0].content  # polite
+    with RecallIndex(data_dir, weights=Weights(fact=0.0)) as unruled:
+        assert "루미니어스" in unruled.search("k", zebra, 5)[0].content
 
 
 @pytest.fixture

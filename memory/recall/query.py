@@ -44,6 +44,7 @@ class Query:
     called: frozenset[int] = frozenset()  # the group numbers of capitalised words inside it that name no
     # speaker: a nickname ("Aud", "Mel") finds the turns calling someone so, but is not what the query is about
     fact: bool = False  # it asks for a fact the chat would have said (``asks_for_fact``), not for a guess
+    hangul: bool = False  # written in Korean (its terms are bigrams: memory.recall.tuning.FACT_KO_WORDS)
 
     @property
     def whole(self) -> float:
@@ -55,7 +56,7 @@ class Query:
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
         tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
-        fact: bool = False,
+        fact: bool = False, hangul: bool = False,
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -66,8 +67,9 @@ class Query:
         total = sum(best.values())
         nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
         return cls(
-            list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact
-        )
+            list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact,
+            hangul,
+        )  # fmt: skip
 
 
 _NOW = re.compile(
@@ -81,6 +83,11 @@ _BEFORE = re.compile(
 # zebra?", "How much did he pay?"), unless it asks for a guess ("What would Deb likely study?")
 _FACT = re.compile(r"^\W*(?:what|which|where|who|whom|whose|when|how)\b", re.IGNORECASE)
 _GUESS = re.compile(r"\b(?:would|could|might|likely|probably|should|guess)\b", re.IGNORECASE)
+# in Korean the question word may stand anywhere ("회의실 예약 어디로 했어?", "내 차 번호판이 뭐야?"); a guess
+# ends in -까 or says 아마 / 것 같 / -겠 ("무슨 책을 좋아할까?"); a yes/no question has no question word
+_FACT_KO = re.compile(r"뭐|뭘|무엇|무슨|언제|어디|누구|누가|몇|얼마|어느")
+_GUESS_KO = re.compile(r"아마|것\s*같|겠|까\s*[?？.!~]*\s*$")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def asks_for_fact(text: str) -> bool:
@@ -89,8 +96,13 @@ def asks_for_fact(text: str) -> bool:
     not one asking for a guess (would, could, might, likely, probably: "What would Deb likely study?"), nor a
     yes/no question ("Is Mel a bookworm?", answered from what she said about her books), nor one asking for
     a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?", gathered from many days, told
-    in other words). Other languages: no."""
-    return bool(_FACT.search(text)) and not _GUESS.search(text) and not asks_for_many(text)
+    in other words). In Korean, a question word anywhere ("내 차 번호판이 뭐야?"), not a guess ("무슨 책을
+    좋아할까?", 아마, 것 같, -겠). Other languages: no."""
+    if asks_for_many(text):
+        return False
+    if _HANGUL.search(text):
+        return bool(_FACT_KO.search(text)) and not _GUESS_KO.search(text)
+    return bool(_FACT.search(text)) and not _GUESS.search(text)
 
 
 def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
@@ -213,5 +225,6 @@ def parse(
         unknown,
         frozenset(called),
         asks_for_fact(text),
+        bool(_HANGUL.search(text)),
     )
     return query, stats

@@ -60,6 +60,7 @@ from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
+    FACT_KO_WORDS,
     FACT_WORDS,
     FLOOR_CLOSE,
     K1,
@@ -277,7 +278,8 @@ def rank(
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
-    if weights.floor and weights.fact and q.fact and not _states_fact(pool.values(), q, weights, effort, eligible):
+    stated = _states_fact(pool.values(), q, weights, effort, eligible, dense) if q.fact else True
+    if weights.floor and weights.fact and not stated:
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
@@ -303,7 +305,9 @@ def rank(
     return out[:limit]
 
 
-def _states_fact(turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, eligible: Callable[[Turn], bool]) -> bool:
+def _states_fact(
+    turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, eligible: Callable[[Turn], bool], dense: Dense | None
+) -> bool:
     """Whether some turn says enough of a question asking for a fact (memory.recall.tuning.states_fact): its own
     score, or a closeness that alone makes it ``confident`` (a clear paraphrase). In the automatic recall, which
     reads no meaning, the weight of the question's words it holds, at FACT_WORDS (its own score there is by words
@@ -313,7 +317,8 @@ def _states_fact(turns: Iterable[Turn], q: Query, w: Weights, effort: Effort, el
     said = [t for t in turns if eligible(t)]
     if any(confident(0.0, 0.0, t.closeness, False) for t in said):
         return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
-    return states_fact(max((t.own for t in said), default=0.0), q.whole, w.fact)
+    floor = w.fact if dense is not None or not q.hangul else w.fact * FACT_KO_WORDS
+    return states_fact(max((t.own for t in said), default=0.0), q.whole, floor)
 
 
 def _words(t: Turn) -> int:

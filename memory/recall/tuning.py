@@ -67,6 +67,12 @@ CONFIDENT_MEANING = 2.0
 # --related, tuning seeds, at 0.3 / 0.35 / 0.4: one fact's evidence at 5 67.8 / 67.8 / 64.4 (named), 61.9 / 61.4 /
 # 56.8 (real); questions never answered in the chat it adds nothing for 44.3 / 45.6 / 57.0, 40.5 / 44.3 / 57.0%
 FACT_WORDS = 0.35
+# a Korean fact question searched by words only (no vectors yet, or RECALL_MEANING=off) is held to this share of
+# ``Weights.fact``: its Hangul bigrams make many terms the chat never said (a politer ending, a unit written
+# apart), so its evidence holds less of the whole question. bench.recall_korean --seeds 1-6, words only, a fact
+# at 0.3 / 0.2 / 0.15 of the question: honorific @5 53 / 100 / 100, unit @5 68 / 68 / 100 (the
+# same with meaning at every setting); its off-topic questions that find something 4 / 6 of 72 at 0.2 / 0.15
+FACT_KO_WORDS = 0.5
 MEANING_WORDS = 3  # a turn of fewer index terms is related by its words only (its vector is near any short text)
 
 
