@@ -294,6 +294,19 @@ def test_a_korean_question_asking_for_a_fact_is_held_to_it_too(transcript, data_
         assert "루미니어스" in unruled.search("k", zebra, 5)[0].content
 
 
+def test_the_automatic_recall_keeps_its_own_floor_for_korean(data_dir):
+    """In a conversation of bench.recall_korean the rule's share of the question's words cost the automatic
+    recall this fact (and 2-4 of 84 in all, for 2-3 more silent off-topic questions)."""
+    from bench.recall_korean import generate, write
+
+    conv = generate(10)
+    write(conv, data_dir)
+    asked, _, line = next(q for q in conv.questions if q[0] == "팀 회식을 어디에서 하기로 했더라?")
+    with RecallIndex(data_dir, sync_budget=None) as index:
+        index.sync(conv.chat)
+        assert line in [h.line for h in index.related(conv.chat, asked, 5)]
+
+
 @pytest.fixture
 def concert_assistant(transcript: Transcript, clock, data_dir):
     yield from recalling(transcript, clock, data_dir, concert, "2")
