@@ -240,9 +240,9 @@ def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tupl
 
 
 def store(conn: sqlite3.Connection, chat: ChatRow, ids: Sequence[int], vectors: Any, upto: int) -> None:
+    """Keep the vectors of ``ids`` (turns gone meanwhile are skipped) and move the mark to ``upto``."""
     import numpy as np
 
-    """Keep the vectors of ``ids`` (turns gone meanwhile are skipped) and move the mark to ``upto``."""
     with write_transaction(conn):
         conn.executemany(
             "INSERT OR REPLACE INTO vecs(id, v) SELECT ?, ? WHERE EXISTS(SELECT 1 FROM turns WHERE id=?)",
