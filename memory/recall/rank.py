@@ -278,8 +278,12 @@ def rank(
     )
     if floor and out and not finds(out[0].score / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
-    stated = _states_fact(pool.values(), q, weights, effort, eligible, dense) if q.fact else True
-    if weights.floor and weights.fact and not stated:
+    if (
+        weights.floor
+        and weights.fact
+        and q.fact
+        and not _states_fact(pool.values(), q, weights, effort, eligible, dense)
+    ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
