@@ -292,7 +292,7 @@ class ChatSession(SlashCommands):
                 result = future.result()
             except KeyboardInterrupt:
                 pressed = True
-                _through_ctrl_c(self._loop.submit(self._interrupt()))
+                self._loop.call(self._interrupt)
                 continue
             except concurrent.futures.CancelledError:
                 self.error(text("interrupted", self.lang))
@@ -308,7 +308,7 @@ class ChatSession(SlashCommands):
         finally:
             self._task = None
 
-    async def _interrupt(self) -> None:
+    def _interrupt(self) -> None:
         """Ctrl-C (on the loop's thread): cancel the answer on its way, or else the running command."""
         if self._answer is not None and not self._answer.done():
             self._answer.cancel()

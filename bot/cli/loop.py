@@ -12,7 +12,7 @@ import concurrent.futures
 import contextlib
 import signal
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -40,6 +40,9 @@ class LoopThread:
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def call(self, fn: Callable[[], None]) -> None:
+        self.loop.call_soon_threadsafe(fn)
 
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(BaseException):
