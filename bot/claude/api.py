@@ -91,6 +91,12 @@ class APIError(Exception):
     def message(self) -> str:
         return str(self.error.get("message") or self)
 
+    @property
+    def spend_capped(self) -> bool:
+        """The usage tier's monthly spend cap: ``error.details.error_code`` is SPEND_CAP (the Rate limits page)."""
+        details = self.error.get("details")
+        return isinstance(details, dict) and details.get("error_code") == SPEND_CAP
+
 
 def root_url(value: str | None = None) -> str:
     """The API's root URL: ``value``, else ANTHROPIC_BASE_URL, else Anthropic's; without a trailing slash."""
@@ -110,9 +116,7 @@ def should_retry(status: int, response_headers: Mapping[str, str], body: Any = N
         return True
     if header == "false":
         return False
-    error = APIError("", body=body).error
-    details = error.get("details") if isinstance(error.get("details"), dict) else {}
-    if details.get("error_code") == SPEND_CAP:
+    if APIError("", body=body).spend_capped:
         return False
     return status in (408, 409, 429) or status >= 500
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.claude.accumulate import Accumulator
-from bot.claude.api import SPEND_CAP, APIError, Client
+from bot.claude.api import APIError, Client
 from bot.claude.model import CONTEXT_FULL, ModelError, Reply, TextCallback, Usage
 from bot.claude.modelinfo import ModelCatalog, ModelInfo, documented_system_messages
 
@@ -65,10 +65,9 @@ def error_kind(e: APIError) -> str:
         return "timeout"
     if e.status_code == 0:
         return "connection"
-    err = e.error
-    details = err.get("details") if isinstance(err.get("details"), dict) else {}
-    if details.get("error_code") == SPEND_CAP:
+    if e.spend_capped:
         return "spend_cap"
+    err = e.error
     kind = BY_STATUS.get(e.status_code) or ERROR_KINDS.get(str(err.get("type", "")))
     if kind == "bad_request" and str(err.get("message", "")).lower().startswith(SPEND_LIMIT):
         return "spend_limit"
