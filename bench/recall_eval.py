@@ -338,6 +338,7 @@ STEPS: dict[str, dict[str, object]] = {  # --steps: the ranking without each ste
     "echo ungated": {"gate": False},
     "no keep": {"keep": 0},
 }
+EXPERIMENTS: dict[str, dict[str, object]] = {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -378,7 +379,14 @@ def main(argv: list[str] | None = None) -> int:
         methods[name] = dataclasses.replace(Weights(), **change)
     for floor in args.fact:
         methods[f"fact {floor:g}"] = Weights(fact=floor)
+    for spec in os.environ.get("RECALL_TRY", "").split(";"):
+        if spec:
+            name, _, kv = spec.partition(":")
+            change = {k: (v == "True") if isinstance(getattr(Weights(), k), bool) else type(getattr(Weights(), k))(v) for k, v in (x.split("=") for x in kv.split(","))}
+            methods[name] = dataclasses.replace(Weights(), **change)
     methods["recall"] = Weights()
+    if os.environ.get("RECALL_ONLY"):
+        methods = {"index BM25": Weights.bm25(), **{k: v for k, v in methods.items() if k not in ("plain BM25", "index BM25", "words only", "no floor")}}
     summary = []
     cli_checked: set[str] = set()
     for gen, style, cases, data_dir in datasets(args):

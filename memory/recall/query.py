@@ -105,6 +105,23 @@ def asks_for_fact(text: str) -> bool:
     return bool(_FACT.search(text)) and not _GUESS.search(text)
 
 
+# a question asking for a guess from what someone told of their life: would / might / likely / probably anywhere
+# ("What would Deb likely study?"), or a yes/no question ("Is Mel a bookworm?", "Could Cal strum along at a
+# bonfire?"); "could" inside a question for a fact ("What could Deb see from the top?") is not one
+_INFER = re.compile(r"\b(?:would|might|likely|probably)\b", re.IGNORECASE)
+_YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|would|will|has|have|had)\b", re.IGNORECASE)
+
+
+def asks_for_guess(text: str, yes_no: bool = True) -> bool:
+    """Whether ``text`` asks for a guess from what someone told of themselves: "What would Deb likely
+    study?", "Would Mel enjoy a cabin weekend?" (would, might, likely, probably); with ``yes_no`` also a
+    yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"), answered from what they told of
+    their life, not in the question's words. In Korean, a guess (-까, 아마, 것 같, -겠)."""
+    if _HANGUL.search(text):
+        return bool(_GUESS_KO.search(text))
+    return bool(_INFER.search(text)) or (yes_no and bool(_YES_NO.search(text)))
+
+
 def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
     """How many turns hold ``term``, and which: exact up to ``budget``, else estimated from how
     densely it occurs among the chat's oldest turns (counting every posting of a common term would

@@ -46,6 +46,7 @@ range of rowids), so one chat's words never change another's ranking.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from collections import Counter
@@ -55,7 +56,8 @@ from datetime import date
 
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
-from memory.recall.query import Query, parse
+from memory.recall.parts import fuse, parts
+from memory.recall.query import Query, asks_for_guess, parse
 from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
@@ -78,6 +80,7 @@ from memory.recall.tuning import (
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
 _WORDS = re.compile(r"(\w+)")
+_FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 _COLUMNS = "id, file, line, offset, ts, day, at, role, name, speaker, session, dead, terms, content"
 
 
@@ -228,6 +231,7 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
+    guess = weights.disclose > 0 and asks_for_guess(text, weights.guess_yes_no)
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -237,7 +241,8 @@ def rank(
         _bm25(t, q, avgdl)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
             t.similarity = dense.similarity(t.id)
-            t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
+            gain = scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
+            t.own += gain if _words(t) >= weights.short_words else gain * weights.short
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
         t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
@@ -262,7 +267,7 @@ def rank(
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
             own(t)
-        _score(pool, q, weights)
+        _score(pool, q, weights, guess)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
@@ -276,7 +281,7 @@ def rank(
     sure = floor and any(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
-    if floor and out and not finds(out[0].score / norm, sure):
+    if floor and out and not finds(_unprompted(out, guess, weights) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
         weights.floor
@@ -286,7 +291,9 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
-    many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
+    many = (
+        not weights.gate or asks_for_many(text) or (weights.guess > 0 and asks_for_guess(text, weights.guess > 1))
+    )  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
@@ -306,6 +313,36 @@ def rank(
         out = kept + [t for t in out if t not in kept]
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
+    split = parts(text, q.names, weights.part_words) if weights.parts and limit > weights.keep else []
+    if split and out and (weights.parts == 1 or many):
+        sub = dataclasses.replace(weights, parts=0)
+        if weights.part_meaning == 0:
+            meaning = None
+        elif weights.part_meaning == 1:
+            meaning = lambda _text: (lambda: dense)  # noqa: E731
+        found = [
+            rank(
+                conn,
+                chat,
+                p,
+                limit,
+                exclude_from=exclude_from,
+                today=today,
+                weights=sub,
+                effort=effort,
+                meaning=meaning,
+            )
+            for p in split
+        ]
+        by_id = {t.id: t for ranking in found for t in ranking} | {t.id: t for t in out[:limit]}
+        order = fuse(
+            [t.id for t in out[:limit]],
+            [[t.id for t in r] for r in found],
+            weights.part_keep,
+            weights.part_k,
+            weights.part_main,
+        )
+        return [by_id[i] for i in order[:limit]]
     return out[:limit]
 
 
@@ -325,6 +362,20 @@ def _states_fact(
         return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
     floor = w.fact if dense is not None or not q.hangul else w.fact * FACT_KO_WORDS
     return states_fact(max((t.own for t in said), default=0.0), q.whole, floor)
+
+
+def _discloses(t: Turn) -> bool:
+    """Whether ``t`` tells something of its speaker: "I", "my", "we" ... in a turn that is not a question."""
+    return bool(_FIRST.search(t.content)) and not _question(t)
+
+
+def _unprompted(out: list[Turn], guess: bool, w: Weights) -> float:
+    """The best score of ``out`` (best first) without ``Weights.disclose``: the relevance floor is the same for
+    a guess as for any question (counted with it, 1 of 36 off-topic and 1 of 43 absent questions more found
+    something in ``real``, tuning seeds)."""
+    if not guess or w.disclose_floor:
+        return out[0].score
+    return max(t.score / (1 + w.disclose) if _discloses(t) else t.score for t in out)
 
 
 def _words(t: Turn) -> int:
@@ -399,7 +450,7 @@ def _question(t: Turn) -> bool:
     return t.content.rstrip().endswith(("?", "？"))
 
 
-def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
+def _score(pool: dict[int, Turn], q: Query, w: Weights, guess: bool = False) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
         session_best.setdefault(t.session, []).append(t.own)
@@ -434,4 +485,6 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights) -> None:
             score *= 1 + w.recency * r
             if q.tense:
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
+        if guess and _discloses(t):
+            score *= 1 + w.disclose  # what its speaker told of themselves: a guess about them rests on it
         t.score = score

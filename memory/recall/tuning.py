@@ -172,6 +172,18 @@ class Weights:
     gate: bool = True  # only for a question asking for a list (spread.asks_for_many)
     echo: float = 0.3  # adds this share of the score of a better turn of another session it echoes (its rare terms)
     echo_top: int = 5  # the best turns (one a session) whose echoes are looked for
+    guess: int = 0  # EXPERIMENT echoes also for a guess: 1 would/likely, 2 also yes/no (query.asks_for_guess)
+    parts: int = 0  # EXPERIMENT 1 all, 2 many
+    part_words: bool = False
+    short: float = 1.0  # EXPERIMENT
+    disclose: float = 0.0  # EXPERIMENT
+    disclose_floor: bool = False  # EXPERIMENT
+    guess_yes_no: bool = True  # EXPERIMENT
+    short_words: int = 3  # EXPERIMENT
+    part_k: float = 10.0
+    part_keep: int = 5
+    part_meaning: int = 2  # EXPERIMENT
+    part_main: float = 1.0
 
     @classmethod
     def bm25(cls) -> Weights:
