@@ -333,12 +333,15 @@ ABLATIONS = {
 }
 
 
-STEPS: dict[str, dict[str, object]] = {  # --steps: the ranking without each step of issue 32 (memory.recall.spread)
+STEPS: dict[
+    str, dict[str, object]
+] = {  # --steps: the ranking without each step of issue 32 (memory.recall.spread, rank)
     "no echo": {"echo": 0.0},
     "echo ungated": {"gate": False},
     "no keep": {"keep": 0},
+    "no disclose": {"disclose": 0.0},  # a guess about someone: what they told of themselves (memory.recall.rank)
+    "disclose at floor": {"disclose_floor": True},  # ... counted by the relevance floor too
 }
-EXPERIMENTS: dict[str, dict[str, object]] = {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,14 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         methods[name] = dataclasses.replace(Weights(), **change)
     for floor in args.fact:
         methods[f"fact {floor:g}"] = Weights(fact=floor)
-    for spec in os.environ.get("RECALL_TRY", "").split(";"):
-        if spec:
-            name, _, kv = spec.partition(":")
-            change = {k: (v == "True") if isinstance(getattr(Weights(), k), bool) else type(getattr(Weights(), k))(v) for k, v in (x.split("=") for x in kv.split(","))}
-            methods[name] = dataclasses.replace(Weights(), **change)
     methods["recall"] = Weights()
-    if os.environ.get("RECALL_ONLY"):
-        methods = {"index BM25": Weights.bm25(), **{k: v for k, v in methods.items() if k not in ("plain BM25", "index BM25", "words only", "no floor")}}
     summary = []
     cli_checked: set[str] = set()
     for gen, style, cases, data_dir in datasets(args):

@@ -112,14 +112,14 @@ _INFER = re.compile(r"\b(?:would|might|likely|probably)\b", re.IGNORECASE)
 _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|would|will|has|have|had)\b", re.IGNORECASE)
 
 
-def asks_for_guess(text: str, yes_no: bool = True) -> bool:
-    """Whether ``text`` asks for a guess from what someone told of themselves: "What would Deb likely
-    study?", "Would Mel enjoy a cabin weekend?" (would, might, likely, probably); with ``yes_no`` also a
-    yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"), answered from what they told of
-    their life, not in the question's words. In Korean, a guess (-까, 아마, 것 같, -겠)."""
+def asks_for_guess(text: str) -> bool:
+    """Whether an English question asks for a guess from what someone told of themselves, not in the question's
+    words: "What would Deb likely study?", "Would Mel enjoy a cabin weekend?" (would, might, likely, probably),
+    or a yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"). Korean: no (the turns telling
+    of their speaker are found by English words: memory.recall.rank._discloses)."""
     if _HANGUL.search(text):
-        return bool(_GUESS_KO.search(text))
-    return bool(_INFER.search(text)) or (yes_no and bool(_YES_NO.search(text)))
+        return False
+    return bool(_INFER.search(text) or _YES_NO.search(text))
 
 
 def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:

@@ -23,6 +23,10 @@
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
    "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
+   A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
+   memory.recall.query.asks_for_guess) multiplies by ``1 + disclose`` a turn telling of its speaker ("I",
+   "my", "we"; not a question): the guess rests on what they told of their life; the relevance floor is
+   decided without it.
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
@@ -46,7 +50,6 @@ range of rowids), so one chat's words never change another's ranking.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sqlite3
 from collections import Counter
@@ -56,7 +59,6 @@ from datetime import date
 
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
-from memory.recall.parts import fuse, parts
 from memory.recall.query import Query, asks_for_guess, parse
 from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
@@ -231,7 +233,7 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    guess = weights.disclose > 0 and asks_for_guess(text, weights.guess_yes_no)
+    guess = weights.disclose > 0 and asks_for_guess(text)  # a guess about someone: what they told of themselves
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -241,8 +243,7 @@ def rank(
         _bm25(t, q, avgdl)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
             t.similarity = dense.similarity(t.id)
-            gain = scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
-            t.own += gain if _words(t) >= weights.short_words else gain * weights.short
+            t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
         t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
@@ -291,9 +292,7 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
-    many = (
-        not weights.gate or asks_for_many(text) or (weights.guess > 0 and asks_for_guess(text, weights.guess > 1))
-    )  # the steps for answers spread over many days
+    many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
@@ -313,36 +312,6 @@ def rank(
         out = kept + [t for t in out if t not in kept]
     for t in out[:limit]:  # on one scale across questions: about 1 for a turn holding every word of the query
         t.score /= norm
-    split = parts(text, q.names, weights.part_words) if weights.parts and limit > weights.keep else []
-    if split and out and (weights.parts == 1 or many):
-        sub = dataclasses.replace(weights, parts=0)
-        if weights.part_meaning == 0:
-            meaning = None
-        elif weights.part_meaning == 1:
-            meaning = lambda _text: (lambda: dense)  # noqa: E731
-        found = [
-            rank(
-                conn,
-                chat,
-                p,
-                limit,
-                exclude_from=exclude_from,
-                today=today,
-                weights=sub,
-                effort=effort,
-                meaning=meaning,
-            )
-            for p in split
-        ]
-        by_id = {t.id: t for ranking in found for t in ranking} | {t.id: t for t in out[:limit]}
-        order = fuse(
-            [t.id for t in out[:limit]],
-            [[t.id for t in r] for r in found],
-            weights.part_keep,
-            weights.part_k,
-            weights.part_main,
-        )
-        return [by_id[i] for i in order[:limit]]
     return out[:limit]
 
 
@@ -370,9 +339,8 @@ def _discloses(t: Turn) -> bool:
 
 
 def _unprompted(out: list[Turn], guess: bool, w: Weights) -> float:
-    """The best score of ``out`` (best first) without ``Weights.disclose``: the relevance floor is the same for
-    a guess as for any question (counted with it, 1 of 36 off-topic and 1 of 43 absent questions more found
-    something in ``real``, tuning seeds)."""
+    """The best score of ``out`` (best first) without ``Weights.disclose`` (unless ``Weights.disclose_floor``):
+    the relevance floor stays the same for a guess as for any question (see ``Weights.disclose``)."""
     if not guess or w.disclose_floor:
         return out[0].score
     return max(t.score / (1 + w.disclose) if _discloses(t) else t.score for t in out)
