@@ -1,6 +1,7 @@
 """A question asking for a guess about someone (issue 32, item 2: "Would Deb enjoy a cabin weekend?", "Does Mia
-have a garden?") rests on what they told of themselves: the turns saying "I", "my", "we" come first
-(memory.recall.rank, ``Weights.disclose``), and the relevance floor is decided as without it."""
+have a garden?") or for a list (item 1: "Which gardens has Mia been to?") rests on what they told of themselves:
+the turns saying "I", "my", "we" come first (memory.recall.rank, ``Weights.disclose``), and the relevance floor is
+decided as without it."""
 
 from __future__ import annotations
 
@@ -33,8 +34,12 @@ def sessions(transcript: Transcript, days: list[list[tuple[str, str]]]) -> None:
     transcript.append(
         CHAT,
         [
-            {"role": "user" if who == "Mia" else "assistant", "name": who, "content": f"{who}: {text}",
-             "at": at(7 * d, m)}  # fmt: skip
+            {
+                "role": "user" if who == "Mia" else "assistant",
+                "name": who,
+                "content": f"{who}: {text}",
+                "at": at(7 * d, m),
+            }  # fmt: skip
             for d, turns in enumerate(days)
             for m, (who, text) in enumerate(turns)
         ],
@@ -61,6 +66,13 @@ def test_a_guess_about_someone_puts_what_they_told_of_themselves_first(transcrip
     garden_chat(transcript)
     question = "Does Mia have a garden?"
     assert found(data_dir, question, disclose=0.0) == [SAID, TOLD]  # the shorter, newer turn, by its words
+    assert found(data_dir, question) == [TOLD, SAID]
+
+
+def test_a_question_asking_for_a_list_puts_them_first_too(transcript, data_dir):
+    garden_chat(transcript)
+    question = "Which gardens has Mia been to?"
+    assert found(data_dir, question, disclose=0.0) == [SAID, TOLD]
     assert found(data_dir, question) == [TOLD, SAID]
 
 

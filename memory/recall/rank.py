@@ -24,9 +24,9 @@
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
    "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
    A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
-   memory.recall.query.asks_for_guess) multiplies by ``1 + disclose`` a turn telling of its speaker ("I",
-   "my", "we"; not a question): the guess rests on what they told of their life; the relevance floor is
-   decided without it.
+   memory.recall.query.asks_for_guess) or for a list ("What hobbies does Deb have?": memory.recall.spread.
+   asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
+   question): the answer rests on what they told of their life; the relevance floor is decided without it.
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
@@ -233,7 +233,8 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    guess = weights.disclose > 0 and asks_for_guess(text)  # a guess about someone: what they told of themselves
+    # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
+    of_them = weights.disclose > 0 and not q.hangul and (asks_for_guess(text) or asks_for_many(text))
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -268,7 +269,7 @@ def rank(
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
             own(t)
-        _score(pool, q, weights, guess)
+        _score(pool, q, weights, of_them)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
@@ -282,7 +283,7 @@ def rank(
     sure = floor and any(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
-    if floor and out and not finds(_unprompted(out, guess, weights) / norm, sure):
+    if floor and out and not finds(_unprompted(out, of_them, weights) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
         weights.floor
@@ -338,10 +339,10 @@ def _discloses(t: Turn) -> bool:
     return bool(_FIRST.search(t.content)) and not _question(t)
 
 
-def _unprompted(out: list[Turn], guess: bool, w: Weights) -> float:
+def _unprompted(out: list[Turn], of_them: bool, w: Weights) -> float:
     """The best score of ``out`` (best first) without ``Weights.disclose`` (unless ``Weights.disclose_floor``):
-    the relevance floor stays the same for a guess as for any question (see ``Weights.disclose``)."""
-    if not guess or w.disclose_floor:
+    the relevance floor stays the same for a guess or a list as for any question (see ``Weights.disclose``)."""
+    if not of_them or w.disclose_floor:
         return out[0].score
     return max(t.score / (1 + w.disclose) if _discloses(t) else t.score for t in out)
 
@@ -418,7 +419,7 @@ def _question(t: Turn) -> bool:
     return t.content.rstrip().endswith(("?", "？"))
 
 
-def _score(pool: dict[int, Turn], q: Query, w: Weights, guess: bool = False) -> None:
+def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
         session_best.setdefault(t.session, []).append(t.own)
@@ -453,6 +454,6 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, guess: bool = False) -> 
             score *= 1 + w.recency * r
             if q.tense:
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
-        if guess and _discloses(t):
+        if of_them and _discloses(t):
             score *= 1 + w.disclose  # what its speaker told of themselves: a guess about them rests on it
         t.score = score
