@@ -21,7 +21,8 @@
   whatever this machine has: warm after the first run).
 
 Medians of ``--runs`` runs. Targets: prompt within 0.5 s, first getUpdates within 1.5 s.
-``--baseline DIR`` measures another checkout (e.g. an older commit) in the same run, side by side.
+``--baseline DIR`` measures another checkout (e.g. an older commit) in the same run, side by side; the two
+take turns, so a load that changes meanwhile weighs on both alike.
 
     python -m bench.startup [--runs 5] [--baseline /path/to/other/checkout] [--env]
 """
@@ -219,31 +220,29 @@ def bare_python() -> float:
     return time.monotonic() - t0
 
 
-def measure(root: Path, runs: int) -> tuple[float, float, float, float, float, float]:
-    """Medians of (start to prompt, /quit to exit, start to first getUpdates, start to first answer,
-    first terminal answer, start to the first answer on a pipe)."""
-    prompts, quits, polls, answers, firsts, pipes = [], [], [], [], [], []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            prompt, quit_ = terminal_once(Path(tmp), root)
-            prompts.append(prompt)
-            quits.append(quit_)
-        with tempfile.TemporaryDirectory() as tmp:
-            firsts.append(terminal_answer_once(Path(tmp), root))
-        with tempfile.TemporaryDirectory() as tmp:
-            pipes.append(pipe_answer_once(Path(tmp), root))
-        with tempfile.TemporaryDirectory() as tmp:
-            poll, answer = bot_once(Path(tmp), root)
-            polls.append(poll)
-            answers.append(answer)
-    return (
-        statistics.median(prompts),
-        statistics.median(quits),
-        statistics.median(polls),
-        statistics.median(answers),
-        statistics.median(firsts),
-        statistics.median(pipes),
-    )
+def one_run(root: Path) -> tuple[float, float, float, float, float, float]:
+    """(start to prompt, /quit to exit, start to first getUpdates, start to first answer, first terminal answer,
+    start to the first answer on a pipe), once."""
+    with tempfile.TemporaryDirectory() as tmp:
+        prompt, quit_ = terminal_once(Path(tmp), root)
+    with tempfile.TemporaryDirectory() as tmp:
+        first = terminal_answer_once(Path(tmp), root)
+    with tempfile.TemporaryDirectory() as tmp:
+        pipe = pipe_answer_once(Path(tmp), root)
+    with tempfile.TemporaryDirectory() as tmp:
+        poll, answer = bot_once(Path(tmp), root)
+    return prompt, quit_, poll, answer, first, pipe
+
+
+def measure(roots: list[Path], runs: int) -> list[tuple[float, ...]]:
+    """The medians of ``one_run`` for each checkout. The checkouts take turns, each run in the other order
+    (this, baseline; baseline, this; ...): a load that changes during the runs weighs on both alike."""
+    rows: list[list[tuple[float, ...]]] = [[] for _ in roots]
+    for n in range(runs):
+        order = list(range(len(roots)))
+        for k in order if n % 2 == 0 else order[::-1]:
+            rows[k].append(one_run(roots[k]))
+    return [tuple(statistics.median(column) for column in zip(*done, strict=True)) for done in rows]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to measure in the same run")
     parser.add_argument("--env", action="store_true", help="also install the runtime-only environment (slow)")
     args = parser.parse_args(argv)
-    p, q, g, a, f, o = measure(ROOT, args.runs)
-    base = measure(args.baseline.resolve(), args.runs) if args.baseline else None
+    found = measure([ROOT, *([args.baseline.resolve()] if args.baseline else [])], args.runs)
+    p, q, g, a, f, o = found[0]
+    base = found[1] if args.baseline else None
     i = statistics.median(bare_python() for _ in range(args.runs))
     print(f"medians of {args.runs} runs (s); the machine has {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     head = f"{'what':<36} {'this':>6} {'target':>7}"

@@ -58,13 +58,19 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(path: Path, known: set[str]) -> set[str]:
-    """Every module of ours that ``path`` imports, at any depth of its code (not under TYPE_CHECKING)."""
-    tree = ast.parse(path.read_text(), str(path))
+def type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under ``if TYPE_CHECKING:`` (imports for type hints only)."""
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for b in node.body for n in ast.walk(b))
+    return skip
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """Every module of ours that ``path`` imports, at any depth of its code (not under TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text(), str(path))
+    skip = type_checking_only(tree)
     this = module_name(path)
     package = this if path.name == "__init__.py" else this.rpartition(".")[0]
     names: set[str] = set()
@@ -92,8 +98,11 @@ def imports(path: Path, known: set[str]) -> set[str]:
 
 def external(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), str(path))
+    skip = type_checking_only(tree)
     found = set()
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

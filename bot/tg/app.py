@@ -20,6 +20,7 @@ from bot.tg import access as tg_access
 from bot.tg import commands, handlers, importing, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
 from bot.tg.ratelimit import FloodLimiter, Limits
+from bot.tg.sendgate import GatedRequest
 from bot.tg.throttle import THROTTLE, CommandThrottle, throttled
 from bot.wiring import make_assistant
 from memory.reminders import ReminderStore
@@ -31,6 +32,9 @@ EXIT_SETTING = 2
 RestartPreventExitStatus)."""
 EXIT_UNREACHABLE = 75
 """Telegram could not be reached (EX_TEMPFAIL): the network may come back, so the service manager restarts."""
+SEND_LEAD = 0.05
+"""Seconds before its place in the flood window frees that a final may be granted: longer than the turns of the
+loop a send takes to reach its socket on a busy bot (20-30 ms measured), where it then waits (bot/tg/sendgate.py)."""
 
 
 class StartupFailure(Exception):
@@ -129,7 +133,11 @@ def build_application(
             await close()
 
     lanes = ChatLanes()  # each chat's updates in a lane of their own: no chat holds up another
-    builder = ApplicationBuilder()
+    # PTB's own request (256 connections), its sockets gated: a final may then be granted SEND_LEAD before its
+    # place in the window frees and wait at the socket instead of in PTB's and httpx's turns of the loop
+    request = GatedRequest()
+    limiter = FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor), lead=SEND_LEAD * request.gated)
+    builder = ApplicationBuilder().request(request)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     app = (
@@ -138,7 +146,7 @@ def build_application(
         .base_file_url(file_base_url(settings.telegram_base_url))
         .concurrent_updates(lanes)
         # finals first; previews and chat actions only with spare capacity
-        .rate_limiter(FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor)))
+        .rate_limiter(limiter)
         .post_init(post_init)
         .post_shutdown(post_shutdown)
         .build()

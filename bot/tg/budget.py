@@ -13,10 +13,31 @@ so ``s_n <= r_n < r_i + 1 <= a_i + 1``: ``i`` was still counted when ``n`` was s
 ``n`` go only with fewer than the limit counted. A failed request counts like an answered one, from
 its sending until a second after the bot gave up on it.
 
-What it costs: a message holds its place for one second plus its round trip as the bot sees it (the
-way there, Telegram's work, the way back and the bot's own event loop noticing the answer), so in a
-minute when every place is taken the bot sends ``30 / (1 + round trip)`` a second: 29.9 on a quiet
-loopback, about 27 against a Telegram 100 ms away.
+Nothing cheaper is safe without knowing where in the round trip Telegram counts. A message whose bytes
+left at ``w`` and whose answer came in at ``a`` may have been counted at any moment between; a second
+``[t, t + 1)`` at Telegram's end can hold 31 of them exactly when 31 messages have ``w < t + 1`` and
+``a >= t``, i.e. all 31 intervals ``[w, a + 1)`` contain the moment just before ``t + 1``. So the rule
+"never more than 30 of the intervals ``[w, a + 1)`` at once" is both necessary and sufficient, and what a
+message must be charged is exactly from its bytes leaving until a second after its answer came in.
+
+What it costs beyond that is the bot's own: the limiter knows ``s <= w`` (its grant) and ``a`` only as
+late as its event loop gets there. On a busy loop those turns dominate: a send through PTB, httpx and
+httpcore takes 6-7 turns of the loop from the grant to the socket and 4 from the answer back to the
+limiter (35-45 ms with 100 busy tasks), against a loopback round trip of about 1 ms. Two things take
+them off (bot/tg/sendgate.py):
+
+- **Early grants** (``take`` with ``lead``): with every place taken, a final may be granted up to ``lead``
+  before the earliest place frees; it takes that place over (its entry leaves the heap) and its request
+  waits at the socket, in ``GatedStream``, until the moment the place frees (``not_before``). It counts
+  in flight from its grant, and its bytes leave only once the message it replaces stopped counting, so
+  each place still holds at most one message whose ``[w, a + 1)`` covers any moment: the rule above holds.
+- **The answer's time is taken at the socket**: ``a`` is when the answer's first bytes were read, the
+  earliest moment the bot knows Telegram received the message, not when the limiter saw the result.
+
+What it costs then: a message holds its place for one second plus its round trip at the socket (the
+way there, Telegram's work, the way back), so in a minute when every place is taken the bot sends
+``30 / (1 + round trip)`` a second: about 30 on loopback, about 27 against a Telegram 100 ms away.
+Without a gate on the request's path (another HTTP stack), nothing is granted early (``FloodLimiter``).
 
 Tried and withdrawn: leaving 80 % of the fastest round trip of the last 10 s uncharged (the
 distance, which every round trip has). It rested on an assumption that cannot be checked from one
@@ -87,8 +108,18 @@ class Window:
     def has(self, need: float, now: float) -> bool:
         return self.level(now) >= need - EPS
 
-    def take(self, now: float) -> None:
+    def take(self, now: float, lead: float = 0.0) -> float:
+        """Count a message from ``now``; the moment its bytes may leave: ``now`` if a place is free, else
+        (``lead`` > 0, ``ready``) the moment the earliest-freeing place frees, which it takes over."""
+        early = lead > 0 and not self.has(1, now)
         self.in_flight += 1
+        return heapq.heappop(self._until) if early else now
+
+    def ready(self, now: float, lead: float) -> bool:
+        """A message may be granted now: a place is free, or (``lead`` > 0) one frees within ``lead``."""
+        if self.has(1, now):
+            return True
+        return lead > 0 and self.level(now) >= -EPS and bool(self._until) and self._until[0] <= now + lead
 
     def done(self, now: float) -> None:
         """A message was answered (or failed) at ``now``: it counts until ``now + period``."""

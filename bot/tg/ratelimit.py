@@ -30,8 +30,9 @@ sees every request with its endpoint and chat:
 - **The global budget is a sliding window** (``Window`` in ``bot/tg/budget.py``, which says why it
   is safe): at most ``per_second`` messages in any one second at Telegram's end. A message counts
   from the moment it is sent, for as long as it is in flight, and once answered until one second
-  after the answer. There is no idle burst on top, so a burst never provokes 429s and then needs
-  slowing down.
+  after the answer, both moments taken at the socket; with every place taken, a final may be granted
+  ``lead`` early and wait there for its place (bot/tg/sendgate.py). There is no idle burst on top, so a
+  burst never provokes 429s and then needs slowing down.
 - Calls without a chat (getMe, setMyCommands, getFile …) and ``get…`` methods pass straight through.
 
 Chat actions ("typing…") are not messages: they have a budget of their own and are never queued
@@ -62,6 +63,7 @@ from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
 from bot.tg.budget import Bucket, Window
+from bot.tg.sendgate import GATE, Gate
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +137,7 @@ class _Chat:
 
 
 class _Request:
-    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "seq")
+    __slots__ = ("args", "chat", "deadline", "endpoint", "future", "granted", "kind", "not_before", "seq")
 
     def __init__(
         self, kind: str, chat: _Chat, endpoint: str, seq: int, deadline: float, args: BestEffort | None
@@ -147,6 +149,7 @@ class _Request:
         self.deadline = deadline
         self.args = args
         self.granted = False
+        self.not_before = 0.0  # when granted: the moment its bytes may leave (bot/tg/sendgate.py)
         self.future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -160,8 +163,12 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         max_retries: int = 5,
         clock: Callable[[], float] = time.monotonic,
         call_later: CallLater | None = None,
+        lead: float = 0.0,
     ) -> None:
         self.limits = limits or Limits()
+        # a final may be granted up to ``lead`` seconds before its place in the window frees: only with
+        # requests that wait for ``not_before`` at the socket (``GatedRequest``), see bot/tg/sendgate.py
+        self.lead = lead
         self.max_retries = max_retries
         self._clock = clock
         self._call_later = call_later
@@ -217,14 +224,21 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         attempt = 0
         while True:
             await self._granted(request)
+            gate = Gate(request.not_before, self._clock)
+            token = GATE.set(gate)
             try:
-                return await callback(*args, **kwargs)
+                result = await callback(*args, **kwargs)
+                if gate.written is None and self.lead > 0:  # nothing waited at the gate: grant nothing early
+                    log.warning("requests to Telegram are not gated; no message is granted early any more")
+                    self.lead = 0.0
+                return result
             except RetryAfter as e:
                 attempt += 1
                 if not self._on_retry_after(request, retry_seconds(e), attempt):
                     raise
             finally:
-                self._release(request)
+                GATE.reset(token)
+                self._release(request, gate.answered)
 
     # -- queueing -------------------------------------------------------------------------
     def _chat(self, chat_id: Any) -> _Chat:
@@ -281,10 +295,11 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
             self._spare.remove(request)
         self._pump()
 
-    def _release(self, request: _Request) -> None:
+    def _release(self, request: _Request, answered: float | None = None) -> None:
+        """``answered``: when the answer's first bytes came in (``Gate``); else it counts from now."""
         if request.granted and request.kind != "action":
             request.chat.busy = False
-            self._global.done(self._clock())
+            self._global.done(self._clock() if answered is None else answered)
         request.granted = False
         self._pump()
 
@@ -294,7 +309,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         if request.kind == "action":
             self._actions.take(now)
         else:
-            self._global.take(now)
+            request.not_before = self._global.take(now, self.lead if request.kind == "final" else 0.0)
             request.chat.bucket.take(now)
             request.chat.busy = True
         if request.args is not None:
@@ -385,11 +400,11 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
         self._recover(now)
         wake = float("inf")
         # finals: the oldest waiting chat first
-        if self._global.has(1, now):
+        if self._global.ready(now, self.lead):
             ready = [c for c in self._waiting.values() if not c.busy and c.paused_until <= now]
             ready.sort(key=lambda c: c.finals[0].seq)
             for chat in ready:
-                if not self._global.has(1, now):
+                if not self._global.ready(now, self.lead):
                     break
                 while chat.finals and chat.finals[0].future.done():  # cancelled, not yet taken out
                     chat.finals.popleft()
@@ -405,7 +420,7 @@ class FloodLimiter(BaseRateLimiter[BestEffort]):
                 if first <= now:
                     break
         if first < float("inf"):
-            wake = max(first, now + self._global.wait(1, now))
+            wake = max(first, now + max(0.0, self._global.wait(1, now) - self.lead))
         # best effort: only with spare capacity, and never once it is stale; a preview also leaves a slot
         # for the final of every answer being written
         global_floor = self._spare_level(self._global)
