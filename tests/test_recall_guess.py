@@ -19,31 +19,10 @@ from memory.recall.query import asks_for_guess
 from memory.recall.store import ChatRow
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
+from tests.test_recall_spread import CHAT, sessions
 
-CHAT = "7"
 TOLD = "Mia: I spend every evening in the garden now, the tomatoes are ripe."  # what Mia told of herself
 SAID = "Mia: The garden show is on the radio tonight."  # the question's word, nothing of her life
-
-
-def at(day: int, minute: int = 0) -> str:
-    return f"2026-0{3 + day // 28}-{1 + day % 28:02d}T10:{minute:02d}:00+09:00"
-
-
-def sessions(transcript: Transcript, days: list[list[tuple[str, str]]]) -> None:
-    """One session a week, the turns of each a minute apart."""
-    transcript.append(
-        CHAT,
-        [
-            {
-                "role": "user" if who == "Mia" else "assistant",
-                "name": who,
-                "content": f"{who}: {text}",
-                "at": at(7 * d, m),
-            }  # fmt: skip
-            for d, turns in enumerate(days)
-            for m, (who, text) in enumerate(turns)
-        ],
-    )
 
 
 def garden_chat(transcript: Transcript) -> None:
