@@ -6,7 +6,9 @@ import asyncio
 import itertools
 import logging
 import random
+import ssl
 import time
+from pathlib import Path
 
 import pytest
 from telegram.ext import ExtBot
@@ -203,6 +205,35 @@ async def test_a_gated_request_reaches_telegram_only_when_its_gate_opens():
             assert gate.written is not None and gate.answered is not None and gate.answered >= gate.written
         finally:
             await bot.shutdown()
+
+
+async def test_over_tls_too_the_request_leaves_only_when_its_gate_opens():
+    # the real Telegram is reached over HTTPS: the gate must sit above the encryption (start_tls)
+    tls = Path(__file__).parent / "fakes" / "tls"
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(tls / "cert.pem", tls / "key.pem")
+    tg = FakeTelegram()
+    tg._httpd.socket = server.wrap_socket(tg._httpd.socket, server_side=True)  # noqa: SLF001
+    tg.start()
+    try:
+        request = GatedRequest(httpx_kwargs={"verify": ssl.create_default_context(cafile=tls / "cert.pem")})
+        assert request.gated
+        bot = ExtBot(tg.token, base_url=tg.base_url.replace("http://", "https://"), request=request)
+        await bot.initialize()
+        try:
+            gate = Gate(time.monotonic() + 0.05, time.monotonic)
+            token = GATE.set(gate)
+            try:
+                await bot.send_message(5, "over TLS")
+            finally:
+                GATE.reset(token)
+            arrived = [c.at for c in tg.calls if c.method == "sendMessage"]
+            assert arrived and arrived[0] >= gate.not_before
+            assert gate.written is not None and gate.answered is not None and gate.answered >= gate.written
+        finally:
+            await bot.shutdown()
+    finally:
+        tg.stop()
 
 
 async def test_a_client_whose_transport_is_not_httpcores_pool_is_left_alone():
