@@ -136,7 +136,8 @@ def build_application(
     # PTB's own request (256 connections), its sockets gated: a final may then be granted SEND_LEAD before its
     # place in the window frees and wait at the socket instead of in PTB's and httpx's turns of the loop
     request = GatedRequest()
-    limiter = FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor), lead=SEND_LEAD * request.gated)
+    lead = SEND_LEAD if request.gated else 0.0
+    limiter = FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor), lead=lead)
     builder = ApplicationBuilder().request(request)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
