@@ -143,6 +143,14 @@ async def test_a_connection_dropped_mid_stream_is_a_connection_error_not_a_short
     assert e.value.kind == "connection" and len(fake_anthropic.requests) == 1
 
 
+async def test_a_stream_ending_in_good_order_before_message_stop_is_not_an_answer(fake_anthropic, data_dir):
+    # the HTTP body ends properly (its last chunk), the answer does not: no message_stop, no stop_reason
+    fake_anthropic.reply(Text("중간에 끝난 답", cut=True, chunk=4))
+    with pytest.raises(ModelError) as e:
+        await model(fake_anthropic, data_dir, retries=2).complete(system=SYSTEM, messages=ASK)
+    assert e.value.kind == "connection" and len(fake_anthropic.requests) == 1
+
+
 async def test_line_separators_json_leaves_raw_stay_inside_the_answer(fake_anthropic, data_dir):
     """U+2028, U+2029 and U+0085 end lines for ``str.splitlines`` but not in an event stream (only CR and
     LF do), and JSON does not escape them: the fake sends them raw inside its data lines."""

@@ -388,6 +388,7 @@ class FakeAnthropic(FakeHTTPServer):
             error={"type": item.type, "message": item.message} if isinstance(item, StreamError) else None,
             novel=getattr(item, "novel", False),
             drop=getattr(item, "drop", False),
+            cut=getattr(item, "cut", False),
         )
 
     # -- Models API ----------------------------------------------------------------

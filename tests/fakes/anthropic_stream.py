@@ -20,7 +20,10 @@ a side says otherwise (RFC 9112, 9.3 "Persistence"), and as the SDK expects: it 
 open between calls (``DEFAULT_CONNECTION_LIMITS`` in its ``_constants.py``). The events go in chunked
 transfer coding (RFC 9112, 7.1): how the real API frames a stream is a **guess**. A fake that closed every
 stream's connection made each call pay a new connection and a new server thread, which the bot does not
-pay against the real API. ``drop`` closes the connection without the last chunk (a broken stream).
+pay against the real API. ``drop`` closes the connection without the last chunk (a broken stream). ``cut``
+sends the last chunk after the first text's deltas: the HTTP body ends in good order, the answer without its
+``message_stop`` (a proxy or server ending the response early; that it can happen is a **guess**, the
+client's check for ``message_stop`` is what "Streaming messages" implies: a stream ends with it).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def stream(
     error: dict[str, str] | None = None,
     novel: bool = False,
     drop: bool = False,
+    cut: bool = False,
 ) -> None:
     request.send_response(200)
     request.send_header("Content-Type", "text/event-stream")
@@ -91,6 +95,9 @@ def stream(
                 deltas(index, "text_delta", "text", block["text"], True)
                 if drop:
                     request.close_connection = True  # closed before the stream ended: no last chunk
+                    return
+                if cut:
+                    request.wfile.write(b"0\r\n\r\n")  # the framing ends, the answer did not
                     return
             elif kind in ("web_search_tool_result", "web_fetch_tool_result"):  # whole, without deltas
                 event("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})

@@ -5,12 +5,13 @@ Every script is a dataclass; queue them with ``FakeAnthropic.reply(...)`` (a pla
 (characters per streamed delta), ``usage`` (fields that override the computed usage).
 
 - ``Text(text, thinking=DEFAULT_THINKING, redacted=False, chunk_delay=0.0, gate=None,
-  gate_after=0, novel=False, drop=False)``: an answer, ``stop_reason`` ``end_turn``. ``novel``: the
+  gate_after=0, novel=False, drop=False, cut=False)``: an answer, ``stop_reason`` ``end_turn``. ``novel``: the
   reply also has a content block of a type no client knows yet (``NOVEL_BLOCK``, with a delta of an
   unknown type), and the stream an event of an unknown type — Versions: "Anthropic may add new variants
   to enum-like output values (for example, streaming event types)"; Streaming messages: "your code
   should handle unknown event types gracefully" (their shapes are a **guess**). ``drop``: the
-  connection closes after the text's deltas, before ``content_block_stop`` and ``message_stop``.
+  connection closes after the text's deltas, before ``content_block_stop`` and ``message_stop``; ``cut``:
+  the response ends in good order there instead (its last chunk), still without ``message_stop``.
 - ``ToolCalls(calls=[(name, input), ...], text="", thinking=DEFAULT_THINKING, redacted=False)``:
   asks for tools, ``stop_reason`` ``tool_use``. On the 5.x models the ``text`` (the progress
   note between tool calls) comes back in a thinking block, as "What's new in Claude Sonnet
@@ -75,6 +76,7 @@ class Text:
     thinking_tokens: int | None = None  # what the thinking costs (default: its text's estimate)
     novel: bool = False  # a block, a delta and an event of types no client knows yet
     drop: bool = False  # the connection closes in the middle of the stream
+    cut: bool = False  # the stream ends in good order (its last chunk) but before the answer did: no message_stop
 
 
 NOVEL_BLOCK = {"type": "novel_block_fake", "payload": {"kept": [1, None, "as sent"]}, "note": None}
