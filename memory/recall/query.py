@@ -45,6 +45,7 @@ class Query:
     # speaker: a nickname ("Aud", "Mel") finds the turns calling someone so, but is not what the query is about
     fact: bool = False  # it asks for a fact the chat would have said (``asks_for_fact``), not for a guess
     hangul: bool = False  # written in Korean (its terms are bigrams: memory.recall.tuning.FACT_KO_WORDS)
+    many: bool = False  # it asks for a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?")
 
     @property
     def whole(self) -> float:
@@ -56,7 +57,7 @@ class Query:
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
         tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
-        fact: bool = False, hangul: bool = False,
+        fact: bool = False, hangul: bool = False, many: bool = False,
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -68,7 +69,7 @@ class Query:
         nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
         return cls(
             list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact,
-            hangul,
+            hangul, many,
         )  # fmt: skip
 
 
@@ -90,15 +91,15 @@ _GUESS_KO = re.compile(r"아마|것\s*같|겠|까\s*[?？.!~]*\s*$")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
-def asks_for_fact(text: str) -> bool:
+def asks_for_fact(text: str, many: bool | None = None) -> bool:
     """Whether ``text`` asks for a fact the chat would have said in words close to the question's: an English
     question starting with a question word ("What tattoo did Deb get?", "How much did Gi pay the plumber?"),
     not one asking for a guess (would, could, might, likely, probably: "What would Deb likely study?"), nor a
     yes/no question ("Is Mel a bookworm?", answered from what she said about her books), nor one asking for
     a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?", gathered from many days, told
     in other words). In Korean, a question word anywhere ("내 차 번호판이 뭐야?"), not a guess ("무슨 책을
-    좋아할까?", 아마, 것 같, -겠). Other languages: no."""
-    if asks_for_many(text):
+    좋아할까?", 아마, 것 같, -겠). Other languages: no. ``many``: ``asks_for_many(text)`` when known already."""
+    if asks_for_many(text) if many is None else many:
         return False
     if _HANGUL.search(text):
         return bool(_FACT_KO.search(text)) and not _GUESS_KO.search(text)
@@ -232,6 +233,7 @@ def parse(
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
+    many = asks_for_many(text)
     query = Query.make(
         idf,
         {t: group[t] for t in terms},
@@ -241,7 +243,8 @@ def parse(
         names,
         unknown,
         frozenset(called),
-        asks_for_fact(text),
+        asks_for_fact(text, many),
         bool(_HANGUL.search(text)),
+        many,
     )
     return query, stats

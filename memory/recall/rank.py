@@ -60,7 +60,7 @@ from datetime import date
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
 from memory.recall.query import Query, asks_for_guess, parse
-from memory.recall.spread import asks_for_many, echoes, mark_echoes, spread
+from memory.recall.spread import echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
@@ -234,7 +234,7 @@ def rank(
         return []
     pool: dict[int, Turn] = {}
     # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
-    of_them = weights.disclose > 0 and not q.hangul and (asks_for_guess(text) or asks_for_many(text))
+    of_them = weights.disclose > 0 and not q.hangul and (q.many or asks_for_guess(text))
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -293,7 +293,7 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
-    many = not weights.gate or asks_for_many(text)  # the steps for answers spread over many days
+    many = not weights.gate or q.many  # the steps for answers spread over many days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
