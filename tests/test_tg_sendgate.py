@@ -187,24 +187,29 @@ async def test_the_first_write_waits_for_the_gate_and_the_first_bytes_after_it_n
     assert stream.get_extra_info("is_readable") == "is_readable"
 
 
-async def test_a_gated_request_reaches_telegram_only_when_its_gate_opens():
-    request = GatedRequest()
+async def send_through_a_gate(tg: FakeTelegram, request: GatedRequest, base_url: str) -> None:
+    """Send one message through ``request`` with a gate opening 50 ms on; it must reach ``tg`` only then, and
+    the gate must have seen it leave and its answer come in."""
     assert request.gated
-    with FakeTelegram() as tg:
-        bot = ExtBot(tg.token, base_url=tg.base_url, request=request)
-        await bot.initialize()
+    bot = ExtBot(tg.token, base_url=base_url, request=request)
+    await bot.initialize()
+    try:
+        gate = Gate(time.monotonic() + 0.05, time.monotonic)
+        token = GATE.set(gate)
         try:
-            gate = Gate(time.monotonic() + 0.05, time.monotonic)
-            token = GATE.set(gate)
-            try:
-                await bot.send_message(5, "hi")
-            finally:
-                GATE.reset(token)
-            arrived = [c.at for c in tg.calls if c.method == "sendMessage"]
-            assert arrived and arrived[0] >= gate.not_before
-            assert gate.written is not None and gate.answered is not None and gate.answered >= gate.written
+            await bot.send_message(5, "hi")
         finally:
-            await bot.shutdown()
+            GATE.reset(token)
+        arrived = [c.at for c in tg.calls if c.method == "sendMessage"]
+        assert arrived and arrived[0] >= gate.not_before
+        assert gate.written is not None and gate.answered is not None and gate.answered >= gate.written
+    finally:
+        await bot.shutdown()
+
+
+async def test_a_gated_request_reaches_telegram_only_when_its_gate_opens():
+    with FakeTelegram() as tg:
+        await send_through_a_gate(tg, GatedRequest(), tg.base_url)
 
 
 async def test_over_tls_too_the_request_leaves_only_when_its_gate_opens():
@@ -217,21 +222,7 @@ async def test_over_tls_too_the_request_leaves_only_when_its_gate_opens():
     tg.start()
     try:
         request = GatedRequest(httpx_kwargs={"verify": ssl.create_default_context(cafile=tls / "cert.pem")})
-        assert request.gated
-        bot = ExtBot(tg.token, base_url=tg.base_url.replace("http://", "https://"), request=request)
-        await bot.initialize()
-        try:
-            gate = Gate(time.monotonic() + 0.05, time.monotonic)
-            token = GATE.set(gate)
-            try:
-                await bot.send_message(5, "over TLS")
-            finally:
-                GATE.reset(token)
-            arrived = [c.at for c in tg.calls if c.method == "sendMessage"]
-            assert arrived and arrived[0] >= gate.not_before
-            assert gate.written is not None and gate.answered is not None and gate.answered >= gate.written
-        finally:
-            await bot.shutdown()
+        await send_through_a_gate(tg, request, tg.base_url.replace("http://", "https://"))
     finally:
         tg.stop()
 
