@@ -5,6 +5,7 @@ import io
 import os
 import signal
 import sys
+import threading
 import tomllib
 from importlib import import_module
 from pathlib import Path
@@ -17,6 +18,7 @@ from bot.cli import commands as cli_commands
 from bot.cli import terminal as cli_terminal
 from bot.cli import texts as cli_texts
 from bot.cli.chat import ChatSession
+from bot.cli.loop import LoopThread
 from bot.cli.terminal import stream_reader
 from bot.cli.texts import env_lang
 from bot.core.ask import Assistant
@@ -25,6 +27,7 @@ from bot.texts import t as bot_text
 from memory.transcript import Transcript
 from tests.conftest import ROOT
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.http import hang_guard
 from tests.helpers import convo
 
 
@@ -515,3 +518,45 @@ def test_stored_text_cannot_drive_the_terminal(transcript: Transcript, fake_mode
     assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
     assert shown.count("␛]52;c;cm0gLXJmIH4=␇") >= 2  # the history and the search show it, made visible
     assert "생일␛]52" in shown and "약␛[2J 먹기" in shown and "몰라요␛[2J␍덮어쓰기" in shown
+
+
+class KillingWhileStarting(SlowModel):
+    """SlowModel's Ctrl-C, telling when it was sent (``killed``): the test holds the main thread inside the
+    command's start (``LoopThread.submit``) until then, as a busy machine can, the loop's thread reaching the
+    answer before the main thread is back waiting for the command."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.killed = threading.Event()
+
+    async def complete(self, *, system, messages, max_tokens=None, on_text=None, **kw) -> Reply:
+        if self.slow:
+            self.slow = False
+            await on_text("부분 답…")
+            os.kill(os.getpid(), signal.SIGINT)
+            self.killed.set()
+            try:
+                await asyncio.Event().wait()  # until Ctrl-C cancels the answer
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        return await FakeModel.complete(self, system=system, messages=messages, max_tokens=max_tokens, on_text=on_text)
+
+
+def test_a_ctrl_c_during_the_answer_cancels_it_even_before_the_main_thread_waits_for_it(
+    transcript: Transcript, monkeypatch
+):
+    model = KillingWhileStarting()
+    submit = LoopThread.submit
+
+    def slow_to_return(self, coro):
+        future = submit(self, coro)
+        if not model.killed.is_set():
+            model.killed.wait(hang_guard(10))  # the SIGINT lands here, in the main thread
+        return future
+
+    monkeypatch.setattr(LoopThread, "submit", slow_to_return)
+    rc, out, err = run_chat(Assistant(transcript=transcript, model=model), "느린 질문", "/retry")
+    assert rc == 0 and model.cancelled == 1  # the answer was cancelled, the piped script went on
+    assert err.strip() == cli_texts.text("cancelled")
+    assert contents(transcript) == ["느린 질문", "echo: 느린 질문"]

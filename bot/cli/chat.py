@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import signal
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
@@ -285,10 +287,17 @@ class ChatSession(SlashCommands):
         the prompt (piped input stops there; a terminal shows a new prompt).
         """
         assert self._loop is not None
-        future = self._loop.submit(self._tracked(coro))
-        pressed, cancels = False, self._cancels
+        cancels, held = self._cancels, _HeldCtrlC()  # handing the command over: a Ctrl-C meanwhile is for it
+        try:
+            future = self._loop.submit(self._tracked(coro))
+        except BaseException:
+            held.release()
+            raise
+        pressed = False
         while True:
             try:
+                if held.release():  # (inside the try: a Ctrl-C from here on is caught below)
+                    raise KeyboardInterrupt
                 result = future.result()
             except KeyboardInterrupt:
                 pressed = True
@@ -448,6 +457,31 @@ def web_footer(answer: Answer) -> str:
         lines.append("출처 · Sources")
         lines += [f"{n}. {title}\n   {url}" for n, (title, url) in enumerate(answer.sources, 1)]
     return "\n".join(lines)
+
+
+class _HeldCtrlC:
+    """From its making until ``release()``, a Ctrl-C raises nothing and is noted instead (main thread only;
+    elsewhere Python takes no signals anyway). On a busy machine the loop's thread can reach the answer, and
+    the user's Ctrl-C come, before the main thread is back waiting for the command: raised there, it left
+    ``ChatSession._call`` and counted for the prompt (piped input stopped with 130) while the answer went on."""
+
+    def __init__(self) -> None:
+        self._noted = False
+        self._previous: Any = None
+        in_main = threading.current_thread() is threading.main_thread()
+        if in_main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: KeyboardInterrupt
+            self._previous = signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self._noted = True
+
+    def release(self) -> bool:
+        """Python's handler back (once); whether a Ctrl-C came meanwhile."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+        noted, self._noted = self._noted, False
+        return noted
 
 
 def _through_ctrl_c(future: concurrent.futures.Future[T]) -> T:
