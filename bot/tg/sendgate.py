@@ -16,14 +16,24 @@ beyond its second (about 6-7 turns on the way out and 4 back, 35-45 ms with 100 
   after receiving it, so counting a second from there is as safe as counting from the limiter's later view.
 
 The gate travels in a context variable (``GATE``): PTB sends a request in the task that asked for it.
+
+**The requests run on an event loop of their own** (``IOThread``): a thread that does nothing but Telegram's
+HTTP. Both moments are taken by whichever loop runs the socket, and on the bot's own loop, in a busy minute,
+one turn took 100-200 ms (200 answers streaming, stored and sent at once): a gate due at ``not_before``
+opened that much late, and an answer that had come in was noticed that much late, and the place was charged
+for both (measured per message against the fake Telegram's own clock, bench/RESULTS.md). On a loop of its
+own the gate opens and the answer is read within a switch of the GIL. The limiter, PTB and the handlers stay
+on the bot's loop; only ``do_request`` (and the client's start and close) cross over, with the gate.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import ssl
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from httpcore import AsyncNetworkBackend, AsyncNetworkStream
@@ -119,12 +129,96 @@ def gate_client(client: httpx.AsyncClient) -> bool:
     return True
 
 
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting any more
+        loop.call_soon_threadsafe(callback, *args)
+
+
+class IOThread:
+    """An event loop running in a daemon thread of its own, for coroutines handed over with ``run``."""
+
+    def __init__(self, name: str = "telegram-io") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:  # stopped: what still runs here is cancelled, and its callers hear of it
+            left = asyncio.all_tasks(self.loop)
+            for task in left:
+                task.cancel()
+            self.loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            self.loop.close()
+
+    async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Await ``coro`` run on this loop, in a copy of the caller's context (its gate).
+
+        Cancelled, it cancels the coroutine there and returns only once that ended: a request still
+        writing on the other side after its caller gave up would leave its place uncounted.
+        """
+        here = asyncio.get_running_loop()
+        ended: asyncio.Future[asyncio.Task[Any]] = here.create_future()
+        task: list[asyncio.Task[Any]] = []
+
+        def settle(t: asyncio.Task[Any]) -> None:
+            if not ended.done():
+                ended.set_result(t)
+
+        def start() -> None:  # on this loop, in the caller's context (call_soon_threadsafe copied it)
+            t = self.loop.create_task(coro)
+            task.append(t)
+            t.add_done_callback(lambda t: _call_soon(here, settle, t))
+
+        self.loop.call_soon_threadsafe(start)
+        try:
+            finished = await asyncio.shield(ended)
+        except asyncio.CancelledError:
+            self.loop.call_soon_threadsafe(lambda: task[0].cancel())  # start ran first: this loop keeps the order
+            while not ended.done():
+                try:
+                    await asyncio.shield(ended)
+                except asyncio.CancelledError:
+                    continue
+            raise
+        return finished.result()
+
+    def stop(self) -> None:
+        """Stop the loop (what it still runs is dropped) and wait for the thread."""
+        if self._thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join()
+
+
 class GatedRequest(HTTPXRequest):
-    """PTB's request with its connections gated (``gated`` says whether that worked on this httpx)."""
+    """PTB's request with its connections gated (``gated`` says whether that worked on this httpx), its HTTP
+    run on an ``IOThread`` between ``initialize`` and ``shutdown``."""
 
     gated = False
+    _io: IOThread | None = None
 
     def _build_client(self) -> httpx.AsyncClient:
         client = super()._build_client()
         self.gated = gate_client(client)
         return client
+
+    async def initialize(self) -> None:
+        if self._io is None:
+            self._io = IOThread()
+        await self._io.run(super().initialize())
+
+    async def shutdown(self) -> None:
+        io, self._io = self._io, None
+        if io is None:
+            await super().shutdown()
+            return
+        try:
+            await io.run(super().shutdown())
+        finally:
+            await asyncio.to_thread(io.stop)
+
+    async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        coro = super().do_request(*args, **kwargs)
+        return await (self._io.run(coro) if self._io is not None else coro)
