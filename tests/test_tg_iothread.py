@@ -10,6 +10,7 @@ import pytest
 
 from bot.tg.sendgate import GATE, Gate, GatedRequest, IOThread
 from tests.fakes.telegram_server import FakeTelegram
+from tests.test_tg_stream_limits import until
 
 PATIENCE = 10.0  # seconds a condition may take on a loaded machine before the test gives up on it
 
@@ -63,8 +64,7 @@ async def test_a_caller_that_gives_up_returns_only_once_the_request_ended_on_the
 
     try:
         caller = asyncio.create_task(io.run(request()))
-        while not started.is_set():
-            await asyncio.sleep(0.001)
+        await until(started.is_set, PATIENCE)
         caller.cancel()
         with pytest.raises(asyncio.CancelledError):
             await caller
@@ -105,8 +105,7 @@ async def test_stopping_the_thread_cancels_what_still_waits_there_and_its_caller
         await asyncio.Event().wait()
 
     caller = asyncio.create_task(io.run(forever()))
-    while not started.is_set():
-        await asyncio.sleep(0.001)
+    await until(started.is_set, PATIENCE)
     await asyncio.to_thread(io.stop)
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(caller, PATIENCE)

@@ -34,6 +34,9 @@ them off (bot/tg/sendgate.py):
 - **The answer's time is taken at the socket**: ``a`` is when the answer's first bytes were read, the
   earliest moment the bot knows Telegram received the message, not when the limiter saw the result.
 
+Both moments are taken on an event loop that does nothing but Telegram's HTTP (``IOThread``), so a busy
+bot loop no longer makes a gate open late or an answer be noticed late.
+
 What it costs then: a message holds its place for one second plus its round trip at the socket (the
 way there, Telegram's work, the way back), so in a minute when every place is taken the bot sends
 ``30 / (1 + round trip)`` a second: about 30 on loopback, about 27 against a Telegram 100 ms away.

@@ -151,6 +151,7 @@ class IOThread:
             for task in left:
                 task.cancel()
             self.loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            self.loop.run_until_complete(self.loop.shutdown_default_executor())  # its name lookups' threads
             self.loop.close()
 
     async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
