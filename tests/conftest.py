@@ -25,6 +25,13 @@ from tests.forkserver import ForkedProcess, ForkServer, share_between_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # A suite started in the background by a non-interactive shell (`./test.sh &`, a CI runner's script) inherits
+    # SIGINT ignored (POSIX: an asynchronous list ignores SIGINT and SIGQUIT); Python then installs no
+    # KeyboardInterrupt handler, in this process or in any it starts, and the terminal chat's Ctrl-C tests would
+    # wait for a signal that never comes. A terminal gives Ctrl-C its default meaning: so do the tests.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 TEST_OWNER = 4242
 TEST_USERS = (TEST_OWNER, *range(1, 10_000), 9_876_543_210_123)  # and a 13-digit one (tests/test_e2e_bad_input.py)
 """The users the bot process of the end-to-end tests lets in (``bot_env``): every id the tests write as
