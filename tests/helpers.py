@@ -200,3 +200,19 @@ def budget_index(data_dir: Path) -> Iterator[RecallIndex]:
     idx = RecallIndex(data_dir, sync_budget=BUDGET)
     yield idx
     idx.close()
+
+
+def app_settings(tg: Any, model: Any, data_dir: Path) -> Any:
+    """Settings for the Telegram application built in the test's own process against the fakes (owner: 1)."""
+    from bot.config import load_settings
+
+    env = {
+        "TELEGRAM_BOT_TOKEN": tg.token,
+        "TELEGRAM_BASE_URL": tg.base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-key",
+        "ANTHROPIC_BASE_URL": model.url,
+        "DATA_DIR": str(data_dir),
+        "OWNER_ID": "1",
+        "RECALL_MEANING": "off",
+    }
+    return load_settings(env, dotenv=False)

@@ -17,6 +17,7 @@ from bot.tg.budget import Window
 from bot.tg.ratelimit import FloodLimiter, Limits
 from bot.tg.sendgate import GATE, Gate, GatedRequest, GatedStream, gate_client
 from tests.fakes.telegram_server import FakeTelegram, FloodControl
+from tests.helpers import app_settings
 from tests.test_tg_ratelimit import VirtualTime, done
 
 LEAD = 0.05
@@ -257,20 +258,10 @@ async def test_a_place_frees_a_second_after_the_answer_came_in_not_after_the_bot
 
 
 async def test_the_bots_messages_go_through_the_gate(fake_telegram: FakeTelegram, fake_anthropic, data_dir):
-    from bot.config import load_settings
     from bot.tg.app import SEND_LEAD, build_application
     from bot.wiring import make_assistant
 
-    env = {
-        "TELEGRAM_BOT_TOKEN": fake_telegram.token,
-        "TELEGRAM_BASE_URL": fake_telegram.base_url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-key",
-        "ANTHROPIC_BASE_URL": fake_anthropic.url,
-        "DATA_DIR": str(data_dir),
-        "OWNER_ID": "1",
-        "RECALL_MEANING": "off",
-    }
-    settings = load_settings(env, dotenv=False)
+    settings = app_settings(fake_telegram, fake_anthropic, data_dir)
     app = build_application(settings, make_assistant(settings))
     await app.initialize()
     try:

@@ -254,10 +254,13 @@ class Limits:
         most one call crosses the limit (when the estimates are not below the real calls).
         """
         user = user_key(user_id)
-        hold = Hold(self, user, request_tokens(request), running=True)
+        unlimited = exempt or not self.tokens
+        # the estimate walks the whole prompt: only where a budget needs it (at 200 questions at once it was
+        # 2-9 % of the bot's loop, bench/RESULTS.md, issue 34)
+        hold = Hold(self, user, 0 if unlimited else request_tokens(request), running=True)
         wanted = request.get("searches")
         wanted = wanted if isinstance(wanted, int) else 0
-        if exempt or not self.tokens:
+        if unlimited:
             hold.released = True  # no tokens to hold: never limited
             self._hold_searches(hold, wanted, exempt)
             return hold

@@ -19,6 +19,7 @@ from bot.core.ask import Assistant
 from bot.tg import access as tg_access
 from bot.tg import commands, handlers, importing, menu, owner, reminders, replies, webhook
 from bot.tg.lanes import ChatLanes
+from bot.tg.pacing import StartPace
 from bot.tg.ratelimit import FloodLimiter, Limits
 from bot.tg.sendgate import GatedRequest
 from bot.tg.throttle import THROTTLE, CommandThrottle, throttled
@@ -138,6 +139,9 @@ def build_application(
     request = GatedRequest()
     lead = SEND_LEAD if request.gated else 0.0
     limiter = FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor), lead=lead)
+    # answers start a second of the window at once, then at twice its rate: no faster than it can use them
+    pace = StartPace(lambda: limiter.rate)
+    assistant.reserve = pace.paced(assistant.reserve)
     builder = ApplicationBuilder().request(request)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
@@ -158,6 +162,7 @@ def build_application(
         settings=settings, assistant=assistant, stream_interval=settings.stream_interval
     )
     app.bot_data["guard"] = guard
+    app.bot_data["start_pace"] = pace
     # command replies per person in a group: a share of the group's budget, as fast as the server allows
     app.bot_data[THROTTLE] = CommandThrottle(now, factor=settings.telegram_rate_factor)
     new = filters.UpdateType.MESSAGE  # edited messages are not answered again
