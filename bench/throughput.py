@@ -64,9 +64,7 @@ class Recording(FakeTelegram):
         self.first_seen: dict[int, float] = {}
         self.finals = 0
         self.expected = 0
-        self.first_final = 0.0
-        self.last_final = 0.0
-        self.final_times: list[float] = []
+        self.final_times: list[float] = []  # when each final reply arrived
         self.done = threading.Event()
         self.warm = threading.Event()  # the warm-up question was answered
         self.calls_before = 0  # calls made before the clock started (the warm-up's), left out of counts
@@ -89,9 +87,7 @@ class Recording(FakeTelegram):
                 self.delivered.setdefault(chat, []).append((time.monotonic(), result["text"]))
                 if result["text"].startswith("Answer to "):
                     self.finals += 1
-                    self.first_final = self.first_final or time.monotonic()
-                    self.last_final = time.monotonic()
-                    self.final_times.append(self.last_final)
+                    self.final_times.append(time.monotonic())
                     if self.finals >= self.expected:
                         self.done.set()
         return result
@@ -223,10 +219,10 @@ def load_run(code: Path, label: str, chats: int, messages: int, latency: float, 
         for call in tg.calls[tg.calls_before :]:
             if not call.params.get("_failed"):
                 calls[call.method] = calls.get(call.method, 0) + 1
-        first = tg.first_final - started if tg.first_final else float("nan")
         times = tg.final_times
+        first = times[0] - started if times else float("nan")
         full = times[PER_SECOND - 1] - started if len(times) >= PER_SECOND else float("nan")
-        spell = tg.last_final - tg.first_final
+        spell = times[-1] - times[0] if times else 0.0
         pace = (tg.finals - 1) / spell if spell > 0 else float("nan")
         flood = tg.flood
         return Run(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # memory.recall is imported where it is used: most test modules never need it
+    from bot.config import Settings
     from memory.recall import RecallIndex
     from memory.transcript import Transcript
 
@@ -202,7 +203,7 @@ def budget_index(data_dir: Path) -> Iterator[RecallIndex]:
     idx.close()
 
 
-def app_settings(tg: Any, model: Any, data_dir: Path) -> Any:
+def app_settings(tg: Any, model: Any, data_dir: Path) -> Settings:
     """Settings for the Telegram application built in the test's own process against the fakes (owner: 1)."""
     from bot.config import load_settings
 
