@@ -1,6 +1,6 @@
 """The pace at which answers start (bot/tg/pacing.py), in virtual time: at once while fewer than a second of
-Telegram's window are under way; beyond that a second's worth at once, then twice the window's current
-rate; a question's later rounds never wait, and it counts as under way until its hold is released; a
+Telegram's window are under way; beyond that 1.5 times the window's current rate, with no second burst;
+a question's later rounds never wait, and it counts as under way until its hold is released; a
 cancelled wait gives its place back. The clock is the test's: ``sleep`` moves it instead of waiting."""
 
 import asyncio
@@ -76,14 +76,14 @@ def ask(reserve: Any, t: VirtualTime, n: int) -> tuple[list[float], list[Any]]:
     return asyncio.run(run())
 
 
-def test_beyond_a_second_of_the_window_under_way_answers_start_at_twice_its_rate():
+def test_beyond_a_second_of_the_window_under_way_answers_start_at_one_and_a_half_its_rate():
     t = VirtualTime()
     pace, _, reserve = paced([30.0], t)
     at, _ = ask(reserve, t, 120)
-    # 30 under way start at once, then the pace's own second's worth, then 60 a second
-    assert at[:60] == [1000.0] * 60
-    assert [b - a for a, b in zip(at[59:], at[60:], strict=False)] == pytest.approx([1 / 60] * 60)
-    assert pace.waited == 60 and pace.under_way == 120
+    # 30 under way start at once, the 31st too (nothing is due yet), then 45 a second: no second burst
+    assert at[:31] == [1000.0] * 31 and at[31] > 1000.0
+    assert [b - a for a, b in zip(at[30:], at[31:], strict=False)] == pytest.approx([1 / 45] * 89)
+    assert pace.waited == 89 and pace.under_way == 120
 
 
 def test_below_a_second_of_the_window_under_way_nothing_waits():
@@ -108,7 +108,7 @@ def test_a_lowered_window_slows_the_starts_and_questions_ending_let_the_next_sta
     _, holds = ask(reserve, t, 60)
     rate[0] = 24.0  # the limiter lowered its global rate after 429s
     at, more = ask(reserve, t, 3)
-    assert [b - a for a, b in zip(at, at[1:], strict=False)] == pytest.approx([1 / 48] * 2)
+    assert [b - a for a, b in zip(at, at[1:], strict=False)] == pytest.approx([1 / 36] * 2)
     for hold in holds + more:  # every question ended
         hold.release()
     assert pace.under_way == 0
@@ -119,7 +119,7 @@ def test_a_lowered_window_slows_the_starts_and_questions_ending_let_the_next_sta
 
 def test_a_questions_later_rounds_are_not_paced_and_it_counts_once_until_it_ends():
     t = VirtualTime()
-    pace, inner, reserve = paced([1.0], t)  # one under way at once, then one start every half second
+    pace, inner, reserve = paced([1.0], t)  # one under way at once, then one start every 2/3 s
 
     async def run() -> None:
         first = await reserve(7, {}, None)
@@ -129,7 +129,7 @@ def test_a_questions_later_rounds_are_not_paced_and_it_counts_once_until_it_ends
             hold.park()
             hold = await reserve(7, {}, hold)
         assert pace.under_way == 1  # still one question
-        other = await reserve(8, {}, None)  # the second question's first call: the pace's burst
+        other = await reserve(8, {}, None)  # the second question's first call: nothing is due yet
         third = await reserve(9, {}, None)  # waits its turn
         hold.release()
         other.release()
@@ -137,7 +137,7 @@ def test_a_questions_later_rounds_are_not_paced_and_it_counts_once_until_it_ends
         first.release()  # an earlier hold of the question, released again (the core releases the last)
 
     asyncio.run(run())
-    assert t.slept == [pytest.approx(0.5)] and pace.under_way == 0
+    assert t.slept == [pytest.approx(2 / 3)] and pace.under_way == 0
     # every call went through the reserve, each round with the previous call's own hold
     assert [prev for _, prev in inner.calls] == [None, *inner.holds[:5], None, None]
     assert [h.parked for h in inner.holds[:6]] == [1] * 5 + [0]
@@ -170,7 +170,7 @@ def test_a_cancelled_wait_gives_its_place_back():
     pace.under_way = 1  # one question under way: a second's worth at this rate
 
     async def run() -> None:
-        await pace.wait()  # the pace's burst
+        await pace.wait()  # nothing is due yet: at once
         waiter = asyncio.create_task(pace.wait())
         while not t.slept:
             await asyncio.sleep(0)
@@ -178,10 +178,10 @@ def test_a_cancelled_wait_gives_its_place_back():
         with pytest.raises(asyncio.CancelledError):
             await waiter
         pace.sleep = t.sleep
-        await pace.wait()  # takes the cancelled one's place: half a second, not a whole one
+        await pace.wait()  # takes the cancelled one's place: 2/3 s, not 4/3
 
     asyncio.run(run())
-    assert t.slept == [pytest.approx(0.5), pytest.approx(0.5)]
+    assert t.slept == [pytest.approx(2 / 3), pytest.approx(2 / 3)]
 
 
 async def test_the_bots_answers_are_paced_by_its_limiters_rate(fake_telegram, fake_anthropic, data_dir):
@@ -197,8 +197,8 @@ async def test_the_bots_answers_are_paced_by_its_limiters_rate(fake_telegram, fa
     request = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100}
     holds = await asyncio.gather(*(assistant.reserve(1, request, None) for _ in range(90)))
     waited = pace.waited
-    # 60 at once (30 under way, then the pace's second), then 60 a second: the last ones waited
-    assert 1 <= waited <= 30 and pace.under_way == 90
+    # 31 at once (30 under way, and the first paced start), then 45 a second: the last ones waited
+    assert 30 <= waited <= 59 and pace.under_way == 90
     holds = await asyncio.gather(*(assistant.reserve(1, request, hold) for hold in holds))  # their next rounds
     assert pace.waited == waited and pace.under_way == 90
     for hold in holds:

@@ -139,7 +139,7 @@ def build_application(
     request = GatedRequest()
     lead = SEND_LEAD if request.gated else 0.0
     limiter = FloodLimiter(Limits().faster_chats(settings.telegram_rate_factor), lead=lead)
-    # beyond a second of the window's answers under way, the next start at twice its rate (bot/tg/pacing.py)
+    # beyond a second of the window's answers under way, starts at 1.5 times its rate (bot/tg/pacing.py)
     pace = StartPace(lambda: limiter.rate)
     assistant.reserve = pace.paced(assistant.reserve)
     builder = ApplicationBuilder().request(request)

@@ -1,4 +1,5 @@
-"""The pace at which answers start: in a busy second, no faster than twice what Telegram's window lets go.
+"""The pace at which answers start: in a busy second, no faster than one and a half times what Telegram's window
+lets go.
 
 Telegram delivers about 30 messages a second for the whole bot (``FloodLimiter``). When 200 questions come
 in the same second, starting all 200 answers at once makes none of them reach anyone sooner: the window
@@ -10,16 +11,18 @@ calls left the bot over 1.6-2.9 s, and the 30th final reached Telegram at 2.3-3.
 ``StartPace`` paces the first model call of each question. While fewer than ``burst`` questions (the
 window's rate: a second's worth of finals) are under way, from their first call until they end, a question
 starts at once: with a quick model, or at low load, nothing ever waits. Beyond that, starts follow a pace:
-``burst`` of them at once after a quiet second, then one every ``1 / (factor × rate)`` seconds, ``rate``
-being the limiter's current global rate (lowered after a wave of 429s). Why this never costs throughput,
+one every ``1 / (factor × rate)`` seconds, ``rate`` being the limiter's current global rate (lowered after a
+wave of 429s), with no burst on top: the ``burst`` under way are the burst. Why this never costs throughput,
 whatever the model's latency ``L``: answers start at ``factor × rate`` a second at least, so after ``L``
 they end at least that fast, more than the window lets go; the window, not the pace, stays the
 bottleneck, and in a busy second an answer that waited for its start would have waited as long for its
 place in the window. Only the first call of a question is paced: its tool rounds never wait here.
 
 Pacing every start, also below ``burst`` under way, was measured first: at a 1 s model the same gain, but
-with the model answering at once on a loaded machine the runs were 0.5 s slower than without a pace
-(bench/RESULTS.md, issue 34).
+with the model answering at once on a loaded machine the runs were 0.5 s slower than without a pace. A
+second burst of ``burst`` starts once that many were under way, at twice the rate, was the next version:
+60 questions then prepared in the first half second, and the first 30 answers reached Telegram later
+(the 30th final at 1.57-1.79 s against 1.46-1.52 s without it, bench/RESULTS.md, issue 34).
 
 A summary's call (bot/wiring.py) counts as a question's first call: it runs in the background, off every
 user's path. A call that waits is cancelled like any other (a shutdown); the last place taken is then given
@@ -35,16 +38,15 @@ from typing import Any
 
 from bot.core.question import Held, Reserve
 
-FACTOR = 2.0
+FACTOR = 1.5
 """Answers start at up to this many times the rate at which Telegram's window lets finals go."""
 
 
 class StartPace:
     """Spaces the starts of answers (see the module doc); ``rate`` is read at every start.
 
-    Beyond ``burst`` questions under way, a generic cell rate algorithm: ``_due`` is when the next start
-    would be due at the steady pace; a start goes at once when that is at most ``burst - 1`` intervals ahead
-    of now.
+    Beyond ``burst`` questions under way, ``_due`` is when the next start is due at the steady pace: a start
+    goes at once when that is not ahead of now (no credit is saved up while nobody waits).
     """
 
     def __init__(
@@ -73,7 +75,7 @@ class StartPace:
         if self.under_way < burst:
             return
         now = self.clock()
-        at = max(self._due, now - (burst - 1) * interval)
+        at = max(self._due, now)
         self._due = at + interval
         if at <= now:
             return
