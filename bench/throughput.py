@@ -62,7 +62,6 @@ class Recording(FakeTelegram):
         self.lock = threading.Lock()
         self.delivered: dict[int, list[tuple[float, str]]] = {}
         self.first_seen: dict[int, float] = {}
-        self.finals = 0
         self.expected = 0
         self.final_times: list[float] = []  # when each final reply arrived
         self.done = threading.Event()
@@ -86,11 +85,15 @@ class Recording(FakeTelegram):
             with self.lock:
                 self.delivered.setdefault(chat, []).append((time.monotonic(), result["text"]))
                 if result["text"].startswith("Answer to "):
-                    self.finals += 1
                     self.final_times.append(time.monotonic())
                     if self.finals >= self.expected:
                         self.done.set()
         return result
+
+    @property
+    def finals(self) -> int:
+        """Final replies delivered so far."""
+        return len(self.final_times)
 
     def api_sendMessageDraft(self, p: dict[str, Any]) -> Any:  # noqa: N802
         result = super().api_sendMessageDraft(p)
@@ -244,7 +247,8 @@ def preview_run(code: Path, label: str, chats: int, rounds: int) -> Run:
             for r in range(rounds):
                 base = 2_000_000 + r * 1000
                 with tg.lock:
-                    tg.finals, tg.expected = 0, chats
+                    tg.final_times.clear()
+                    tg.expected = chats
                     tg.done.clear()
                 asked = {}
                 for c in range(chats):
