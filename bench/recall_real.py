@@ -77,9 +77,10 @@ def generate(seed: int, *, hard: bool = True) -> Conversation:
     def call_names(text: str) -> str:
         for person in names:
             for short in (person, *NICKS.get(person, [])[:1]):
-                if short and short in text and rnd.random() < 0.6:
+                said = re.compile(rf"\b{re.escape(short)}\b")  # the name as a word: not "cal" in "calves"
+                if short and said.search(text) and rnd.random() < 0.6:
                     choice = rnd.choice([short.lower(), _misspell(short, rnd), *NICKS.get(person, [])[1:2]])
-                    text = text.replace(short, choice)
+                    text = said.sub(choice, text)
         return text
 
     for number, m in enumerate(lines, 1):
