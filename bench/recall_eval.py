@@ -341,6 +341,7 @@ STEPS: dict[
     "no keep": {"keep": 0},
     "no disclose": {"disclose": 0.0},  # a guess about someone: what they told of themselves (memory.recall.rank)
     "disclose at floor": {"disclose_floor": True},  # ... counted by the relevance floor too
+    "no brief": {"brief": 0.0},  # ... and a short message's score cut (it tells little of a life)
 }
 
 

@@ -1,7 +1,7 @@
 """A question asking for a guess about someone (issue 32, item 2: "Would Deb enjoy a cabin weekend?", "Does Mia
 have a garden?") or for a list (item 1: "Which gardens has Mia been to?") rests on what they told of themselves:
-the turns saying "I", "my", "we" come first (memory.recall.rank, ``Weights.disclose``), and the relevance floor is
-decided as without it."""
+the turns saying "I", "my", "we" come first (memory.recall.rank, ``Weights.disclose``), a message of a few words
+keeps only a share of its score (``Weights.brief``), and the relevance floor is decided as without either."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from bot.cli import search as search_cli
-from memory.recall import RecallIndex
+from memory.recall import RecallIndex, rank
 from memory.recall.meaning import Dense
 from memory.recall.query import asks_for_guess
+from memory.recall.rank import Turn
 from memory.recall.store import ChatRow
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
@@ -36,6 +37,9 @@ def garden_chat(transcript: Transcript) -> None:
     )
 
 
+PLAIN = {"disclose": 0.0, "brief": 0.0}  # the ranking without what a guess or a list rests on
+
+
 def found(data_dir: Path, question: str, **weights: Any) -> list[str]:
     with RecallIndex(data_dir, weights=Weights(**weights)) as index:
         return [h.content for h in index.search(CHAT, question, 5)]
@@ -44,21 +48,21 @@ def found(data_dir: Path, question: str, **weights: Any) -> list[str]:
 def test_a_guess_about_someone_puts_what_they_told_of_themselves_first(transcript, data_dir):
     garden_chat(transcript)
     question = "Does Mia have a garden?"
-    assert found(data_dir, question, disclose=0.0) == [SAID, TOLD]  # the shorter, newer turn, by its words
+    assert found(data_dir, question, **PLAIN) == [SAID, TOLD]  # the shorter, newer turn, by its words
     assert found(data_dir, question) == [TOLD, SAID]
 
 
 def test_a_question_asking_for_a_list_puts_them_first_too(transcript, data_dir):
     garden_chat(transcript)
     question = "Which gardens has Mia been to?"
-    assert found(data_dir, question, disclose=0.0) == [SAID, TOLD]
+    assert found(data_dir, question, **PLAIN) == [SAID, TOLD]
     assert found(data_dir, question) == [TOLD, SAID]
 
 
 def test_a_question_not_asking_for_a_guess_is_left_as_it_was(transcript, data_dir):
     garden_chat(transcript)
     question = "Tell me about Mia's garden"
-    assert found(data_dir, question) == found(data_dir, question, disclose=0.0) == [SAID, TOLD]
+    assert found(data_dir, question) == found(data_dir, question, **PLAIN) == [SAID, TOLD]
 
 
 def test_bot_search_answers_a_guess_the_same_way(transcript, data_dir, capsys):
@@ -68,25 +72,59 @@ def test_bot_search_answers_a_guess_the_same_way(transcript, data_dir, capsys):
     assert [r["content"] for r in rows] == [TOLD, SAID]
 
 
-HIKE = "Mia: I spent the whole weekend hiking in the hills with friends."
+HIKE = "Mia: I spent the whole long weekend hiking up in the green hills with three old friends."
+
+
+def close_by_meaning(monkeypatch: pytest.MonkeyPatch, text: str, similarity: float) -> None:
+    """Recall by meaning finds ``text`` alone, at ``similarity`` around the chat's mean (no word of the query)."""
+
+    def by_meaning(self: RecallIndex, conn: sqlite3.Connection, row: ChatRow, *_: object) -> object:
+        ids = [i for i, said in conn.execute("SELECT id, content FROM turns WHERE id BETWEEN ? AND ?", (row.lo, row.hi))
+               if said == text]  # fmt: skip
+        dense = Dense(top=ids, floor=0.0, centred=True, crowded=False, _rows={ids[0]: 0}, _sims=[similarity])
+        return lambda _text: lambda: dense
+
+    monkeypatch.setattr(RecallIndex, "_by_meaning", by_meaning)
 
 
 def test_the_relevance_floor_is_decided_without_it(transcript, data_dir, monkeypatch):
     """A guess in no word of the chat ("zebra safari"), its closest turn related by meaning only, below the floor's
     score as it is and above it when multiplied (``Weights.disclose_floor``): it still finds nothing."""
     sessions(transcript, [[("Mia", HIKE.removeprefix("Mia: ")), ("Leo", "Sounds tiring.")], [("Leo", "Work.")]])
-
-    def by_meaning(self: RecallIndex, conn: sqlite3.Connection, row: ChatRow, *_: object) -> object:
-        ids = [i for i, text in conn.execute("SELECT id, content FROM turns WHERE id BETWEEN ? AND ?", (row.lo, row.hi))
-               if text == HIKE]  # fmt: skip
-        dense = Dense(top=ids, floor=0.0, centred=True, crowded=False, _rows={ids[0]: 0}, _sims=[0.3])
-        return lambda _text: lambda: dense  # the hike at 0.3 around the chat's mean: related, not a paraphrase
-
-    monkeypatch.setattr(RecallIndex, "_by_meaning", by_meaning)
+    close_by_meaning(monkeypatch, HIKE, 0.3)  # related, not a paraphrase
     question = "Would Mia enjoy a zebra safari?"
     assert found(data_dir, question, disclose_floor=True) == [HIKE]  # the multiplied score passes the floor
     assert found(data_dir, question) == []
-    assert found(data_dir, question, disclose=0.0) == []
+    assert found(data_dir, question, **PLAIN) == []
+
+
+SHORT = "Mia: my pottery class!"  # the question's words, and nothing more
+LONG = "Mia: I finished my first bowl at the pottery class today, glazed it blue and fired it in the kiln."
+
+
+def test_a_short_message_tells_less_than_a_long_one(transcript, data_dir):
+    """Both hold the question's words and say "my"; by its words alone the short one comes first (BM25 prefers
+    a short turn); for a list or a guess, the long one, which tells what she did."""
+    sessions(transcript, [[("Mia", SHORT.removeprefix("Mia: ")), ("Leo", "Nice.")],
+                          [("Mia", LONG.removeprefix("Mia: ")), ("Leo", "Wow.")]])  # fmt: skip
+    question = "Which pottery classes has Mia taken?"
+    assert found(data_dir, question, brief=0.0) == [SHORT, LONG]
+    assert found(data_dir, question) == [LONG, SHORT]
+    assert found(data_dir, "Tell me about Mia's pottery class") == [SHORT, LONG]  # not a list: as it was
+
+
+MUDDY = "Mia: My hands are muddy again from the studio."
+
+
+def test_the_floor_sees_a_short_message_s_score_before_the_cut():
+    """The relevance floor reads the best score as it was before a guess's or a list's priors (memory.recall.rank
+    ``_unprompted``): a turn saying "my" (x 1.6) of four terms (x 4/8) that scored 1.0 counts as 1.0."""
+    turn = Turn(id=1, file=0, line=1, offset=0, ts=None, day=None, at=None, role="user", name="Mia", speaker="mia",
+                session=1, dead=0, terms="hand muddy again studio", content=MUDDY)  # fmt: skip
+    weights = Weights()
+    turn.score = 1.0 * (1 + weights.disclose) * 4 / weights.brief
+    assert rank._unprompted([turn], True, weights) == pytest.approx(1.0)
+    assert rank._unprompted([turn], False, weights) == turn.score  # any other question: the score as it is
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,9 @@
    A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
    memory.recall.query.asks_for_guess) or for a list ("What hobbies does Deb have?": memory.recall.spread.
    asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
-   question): the answer rests on what they told of their life; the relevance floor is decided without it.
+   question): the answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of
+   fewer than ``brief`` index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of
+   anyone's life. The relevance floor is decided without either.
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
@@ -234,7 +236,7 @@ def rank(
         return []
     pool: dict[int, Turn] = {}
     # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
-    of_them = weights.disclose > 0 and not q.hangul and (q.many or asks_for_guess(text))
+    of_them = (weights.disclose > 0 or weights.brief > 0) and not q.hangul and (q.many or asks_for_guess(text))
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -339,12 +341,20 @@ def _discloses(t: Turn) -> bool:
     return bool(_FIRST.search(t.content)) and not _question(t)
 
 
+def _of_them(t: Turn, w: Weights) -> float:
+    """What a question asking for a guess about someone or a list multiplies ``t``'s score by: ``1 +
+    Weights.disclose`` if it tells of its speaker, times ``min(1, its terms / Weights.brief)``."""
+    told = 1 + w.disclose if _discloses(t) else 1.0
+    return told * (min(1.0, max(_words(t), 1) / w.brief) if w.brief > 0 else 1.0)
+
+
 def _unprompted(out: list[Turn], of_them: bool, w: Weights) -> float:
-    """The best score of ``out`` (best first) without ``Weights.disclose`` (unless ``Weights.disclose_floor``):
-    the relevance floor stays the same for a guess or a list as for any question (see ``Weights.disclose``)."""
+    """The best score of ``out`` (best first) without what ``_of_them`` multiplied (unless
+    ``Weights.disclose_floor``): the relevance floor stays the same for a guess or a list as for any question
+    (see ``Weights.disclose``)."""
     if not of_them or w.disclose_floor:
         return out[0].score
-    return max(t.score / (1 + w.disclose) if _discloses(t) else t.score for t in out)
+    return max(t.score / _of_them(t, w) for t in out)
 
 
 def _words(t: Turn) -> int:
@@ -454,6 +464,6 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -
             score *= 1 + w.recency * r
             if q.tense:
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
-        if of_them and _discloses(t):
-            score *= 1 + w.disclose  # what its speaker told of themselves: a guess about them rests on it
+        if of_them:  # what its speaker told of themselves: a guess about them rests on it
+            score *= _of_them(t, w)
         t.score = score

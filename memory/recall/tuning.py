@@ -183,6 +183,10 @@ class Weights:
     # 26.7; 1.5: 30.8 / 43.5, 15.9 / 27.2 (a plateau). The other kinds the same at 5 and 10 at 0.6.
     disclose: float = 0.6
     disclose_floor: bool = False
+    # the same questions: a turn of fewer than ``brief`` index terms (stopwords are not terms) keeps that share of
+    # its score ("lol", "ok so guess what", "That's so great to hear, Cal!": short messages tell little of a life;
+    # the relevance floor is decided without it). Measured on bench.recall_eval (bench/RESULTS.md).
+    brief: float = 8.0
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -205,6 +209,7 @@ class Weights:
             floor=False,
             echo=0.0,
             disclose=0.0,
+            brief=0.0,
         )
 
 
