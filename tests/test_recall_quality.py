@@ -10,6 +10,7 @@ import pytest
 from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
 from memory.recall.lexicon import base
+from memory.recall.names import people
 from memory.recall.text import doc_terms, query_terms
 from memory.recall.tuning import Weights
 
@@ -141,6 +142,34 @@ def test_a_nickname_is_the_speaker_the_other_one_calls_so(data_dir, index):
     write(data_dir, "c", greet * 3 + chatter(20, ("Andrew", "Caroline")) + said + chatter(20, ("Andrew", "Caroline")))
     assert index.search("c", "What did Andy paint?", 1)[0].content.startswith("Andrew:")
     assert index.search("c", "What did Caroline paint?", 1)[0].content.startswith("Caroline:")
+
+
+def said_by(name: str, content: str) -> dict:
+    """A message as a messenger export writes it: the sender in ``name`` only, both people in the user role."""
+    return turn("user", content, name=name)
+
+
+def test_a_renamed_person_is_one_speaker_under_both_names(data_dir, index):
+    """Andrew changed his display name to "andr_s" partway: a question naming him, in full or by the nickname
+    the friend calls him, prefers what he said under either name."""
+    before = [said_by("Caroline", "Hey Andy! How was your week?"), said_by("Andrew", "Busy but good, thanks!"),
+              said_by("Caroline", "Thanks, Andy. Talk soon!"), said_by("Andrew", "Bye!")]  # fmt: skip
+    chat = [said_by(("andr_s", "Caroline")[i % 2], SMALL_TALK[i % len(SMALL_TALK)]) for i in range(30)]
+    said = [said_by("andr_s", "I finished a painting of a lighthouse yesterday."),
+            said_by("Caroline", "I finished a painting of a harbour too, funny!")]  # fmt: skip
+    write(data_dir, "c", before * 3 + chat + said + chat)
+    for question in ("What did Andrew paint?", "What did Andy paint?"):
+        assert index.search("c", question, 1)[0].content == "I finished a painting of a lighthouse yesterday."
+    assert index.search("c", "What did Caroline paint?", 1)[0].content.endswith("harbour too, funny!")
+
+
+def test_which_speaker_names_are_one_person():
+    person = people({"andrew", "andr_s", "caroline", "caro 🌸", "jonathan", "joanna", "gi", "gina", "dan", "daniel"})
+    assert person["andr_s"] == person["andrew"] == {"andrew", "andr_s"}  # "andr" begins "andrew"
+    assert person["caro 🌸"] == {"caroline", "caro 🌸"}
+    assert person["jonathan"] == {"jonathan"} and person["joanna"] == {"joanna"}  # "jo" only: two people
+    assert person["gi"] == {"gi"} and person["dan"] == {"dan"}  # fewer than four letters tie no names
+    assert person["gina"] == {"gina"} and person["daniel"] == {"daniel"}
 
 
 def test_without_names_the_person_is_found_by_how_the_other_greets_them(data_dir, index):

@@ -5,6 +5,10 @@ the turns carry no names, or the name is a short form of one ("Andy" for Andrew)
 from how the people talk: the one greeted and thanked by that name ("Hey Mel!", "Thanks, Andy.")
 by the other, if that is how the name is mostly used, and by one of them only. Each look-up reads
 at most VOCATIVE_SAMPLE of the newest turns holding the word.
+
+A person who changed their display name partway ("Andrew", later "andr_s") has two speaker names:
+``people`` takes two names for one person when the letters one starts with (at least HEAD of them)
+begin the other's ("andr" of "andr_s" and "andrew"; not "Jo" of "Jonathan" and "Joanna").
 """
 
 from __future__ import annotations
@@ -21,6 +25,25 @@ _VOCATIVE_LEAD = (
     r"sorry|dear|morning|night),?\s+)"
 )
 VOCATIVE_SAMPLE = 100
+HEAD = 4  # letters a display name starts with that tie it to another name of the same person
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _head(name: str) -> str:
+    """The letters ``name`` starts with ("andr" of "andr_s", "gina" of "gina 🌸")."""
+    m = _LETTERS.match(name.casefold())
+    return m.group(0) if m else ""
+
+
+def people(names: set[str]) -> dict[str, frozenset[str]]:
+    """Each speaker name with every name of the same person (itself included; see the module)."""
+    heads = {n: _head(n) for n in names}
+
+    def same(a: str, b: str) -> bool:
+        x, y = sorted((heads[a], heads[b]), key=len)
+        return len(x) >= HEAD and y.startswith(x)
+
+    return {n: frozenset(m for m in names if m == n or same(n, m)) for n in names}
 
 
 def _caller(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, *, named: bool) -> str | None:
@@ -53,10 +76,13 @@ def addressee(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> 
     return "assistant" if role == "user" else "user"
 
 
-def speaker_called(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: set[str]) -> str | None:
-    """In a chat of two named speakers, the one called ``word`` by the other ("Thanks, Andy!"), if
-    that is how the word is mostly used, and by one of them only; else None."""
+def speaker_called(
+    conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, names: dict[str, frozenset[str]]
+) -> frozenset[str] | None:
+    """In a chat of two people (``names``: each speaker name with every name of its person, see ``people``), the
+    names of the one called ``word`` by the other ("Thanks, Andy!"), if that is how the word is mostly used, and by
+    one of them only; else None."""
     who = _caller(conn, chat, word, term, named=True)
     if who is None or who not in names:
         return None
-    return next(iter(names - {who}))
+    return frozenset(names) - names[who]

@@ -21,7 +21,7 @@ from datetime import date
 
 from memory.recall.dates import DayRange, query_dates
 from memory.recall.lexicon import related
-from memory.recall.names import addressee, speaker_called
+from memory.recall.names import addressee, people, speaker_called
 from memory.recall.spread import asks_for_many
 from memory.recall.store import ChatRow
 from memory.recall.text import Term, query_terms, word_term
@@ -170,30 +170,31 @@ def parse(
 ) -> tuple[Query, Stats]:
     ranges, rest = query_dates(text, today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
-    speaker_terms = {word_term(part): n for n in names for part in n.split() if len(part) > 1}
+    person = people(names)  # a name with the person's other names ("andrew" and "andr_s", renamed)
+    speaker_terms = {word_term(part): person[n] for n in names for part in n.split() if len(part) > 1}
     inner = set(_NAME_WORD.findall(text))
     for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan, "Gi" for Gina
         term = word_term(word)
         short = word.casefold()
         if term and term not in speaker_terms and (len(short) >= 3 or (len(short) == 2 and word in inner)):
-            whose = {n for n in names for part in n.split() if part.startswith(short) and part != short}
-            if len(whose) == 1:
+            whose = {person[n] for n in names for part in n.split() if part.startswith(short) and part != short}
+            if len(whose) == 1:  # one person, under one name or more
                 speaker_terms[term] = whose.pop()
-            elif not whose and len(names) == 2 and weights.speaker:
-                called = speaker_called(conn, chat, word, term, names)  # "Andy" for Andrew: how the other greets him
+            elif not whose and len(set(person.values())) == 2 and weights.speaker:
+                called = speaker_called(conn, chat, word, term, person)  # "Andy" for Andrew: how the other greets him
                 if called is not None:
                     speaker_terms[term] = called
     own = query_terms(rest)
-    speakers = {speaker_terms[t.text] for t in own if t.text in speaker_terms}
+    speakers = {n for t in own if t.text in speaker_terms for n in speaker_terms[t.text]}
     words = rest.split()
-    speakers |= {n for n in names if n in words or any(w.startswith(n) for w in words)}  # 민수가, 김민수는
+    speakers |= {m for n in names if n in words or any(w.startswith(n) for w in words) for m in person[n]}  # 민수가
     if weights.speaker:
         for word in _NAME_WORD.findall(text):
             term = word_term(word)
             if term and term not in speaker_terms and Term(term) in own:
                 role = addressee(conn, chat, word, term)
                 if role is not None:
-                    speaker_terms[term] = "@" + role
+                    speaker_terms[term] = frozenset({"@" + role})
                     speakers.add("@" + role)
         own = [t for t in own if t.text not in speaker_terms] or own  # who said it, not a word to find
     group: dict[Term, Term] = {t: t for t in own}
