@@ -163,6 +163,18 @@ def test_a_renamed_person_is_one_speaker_under_both_names(data_dir, index):
     assert index.search("c", "What did Caroline paint?", 1)[0].content.endswith("harbour too, funny!")
 
 
+def test_a_nickname_is_learned_from_the_friend_under_both_of_her_names(data_dir, index):
+    """Caroline, who calls Andrew "Andy", changed her display name to "caro_x" halfway through the greetings."""
+    greet = [said_by("Caroline", "Hey Andy! How was your week?"), said_by("Andrew", "Busy but good, thanks!"),
+             said_by("Caroline", "Thanks, Andy. Talk soon!"), said_by("Andrew", "Bye!")]  # fmt: skip
+    renamed = [dict(t, name="caro_x") if t["name"] == "Caroline" else t for t in greet]
+    chat = [said_by(("Andrew", "caro_x")[i % 2], SMALL_TALK[i % len(SMALL_TALK)]) for i in range(30)]
+    said = [said_by("Andrew", "I finished a painting of a lighthouse yesterday."),
+            said_by("caro_x", "I finished a painting of a harbour too, funny!")]  # fmt: skip
+    write(data_dir, "c", greet * 2 + renamed * 2 + chat + said + chat)
+    assert index.search("c", "What did Andy paint?", 1)[0].content == "I finished a painting of a lighthouse yesterday."
+
+
 def test_which_speaker_names_are_one_person():
     person = people({"andrew", "andr_s", "caroline", "caro 🌸", "jonathan", "joanna", "gi", "gina", "dan", "daniel"})
     assert person["andr_s"] == person["andrew"] == {"andrew", "andr_s"}  # "andr" begins "andrew"

@@ -115,6 +115,9 @@ def test_a_question_asking_for_one_thing_is_left_as_it_was(transcript, data_dir)
         ("What are Caroline's hobbies?", True),
         ("Where has Melanie camped?", True),
         ("What do Gina and Calvin both enjoy?", True),
+        ("What does Andrew do to stay fit?", True),
+        ("What do Deb and Cal do for fun?", True),
+        ("What does Mel do in her free time?", True),
         ("민수가 배운 취미들은 뭐야?", True),
         ("What is Deb's job?", False),
         ("Would Andreas enjoy a pottery exhibition?", False),
@@ -122,6 +125,8 @@ def test_a_question_asking_for_one_thing_is_left_as_it_was(transcript, data_dir)
         ("Does Jess like the sea?", False),
         ("What helps Deb calm her mind?", False),
         ("What does Cal do every morning?", False),
+        ("What does Gina do when volunteering?", False),
+        ("What did Deb do to celebrate?", False),
         ("민수 직업이 뭐야?", False),
     ],
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 
 from memory.recall.store import ChatRow
 from memory.recall.text import Term
@@ -46,10 +47,12 @@ def people(names: set[str]) -> dict[str, frozenset[str]]:
     return {n: frozenset(m for m in names if m == n or same(n, m)) for n in names}
 
 
-def _caller(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, *, named: bool) -> str | None:
+def _caller(
+    conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, *, named: bool, same: Callable[[str], str] = str
+) -> str | None:
     """Who calls ``word`` as a name ("Hey Mel!", "Thanks, Andy."): the role (``named`` False: turns
-    without speaker names) or the speaker (``named``: turns with them) that says it so, if that is
-    how the word is mostly used, and by that one only; else None."""
+    without speaker names) or the speaker (``named``: turns with them; ``same``: one name for each person's
+    names) that says it so, if that is how the word is mostly used, and by that one only; else None."""
     who_column, speaker_test = ("t.speaker", "IS NOT NULL") if named else ("t.role", "IS NULL")
     sql = (
         f"SELECT {who_column}, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
@@ -59,7 +62,7 @@ def _caller(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, *, na
     if len(rows) < 3:
         return None
     vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
-    said_by = Counter(who for who, content in rows if vocative.search(content))
+    said_by = Counter(same(who) for who, content in rows if vocative.search(content))
     if not said_by or sum(said_by.values()) < 0.5 * len(rows):
         return None
     who, n = said_by.most_common(1)[0]
@@ -82,7 +85,7 @@ def speaker_called(
     """In a chat of two people (``names``: each speaker name with every name of its person, see ``people``), the
     names of the one called ``word`` by the other ("Thanks, Andy!"), if that is how the word is mostly used, and by
     one of them only; else None."""
-    who = _caller(conn, chat, word, term, named=True)
-    if who is None or who not in names:
+    who = _caller(conn, chat, word, term, named=True, same=lambda n: min(names.get(n, {n})))  # before and after
+    if who is None or who not in names:  # a rename, one caller
         return None
     return frozenset(names) - names[who]

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 
 _MANY = re.compile(
     r"\b(?:both|how many|how often|all the)\b|\b(?:what|which|where|how)\s+(?:has|have)\b"
-    r"|\b(?:what|which)\s+(?:are|were)\b|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
+    r"|\b(?:what|which)\s+(?:are|were)\b|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}\s+do\s+(?:to|for|in|on)\b"
+    r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
 # "what" or "which", a noun of one or two words, a verb: "What hobbies does", "Which musical instruments can"
 _HEAD = re.compile(
@@ -129,7 +130,8 @@ def mark_echoes(found: Echoes, turns: Iterable[Turn], docs: int) -> None:
 def asks_for_many(text: str) -> bool:
     """Whether a question asks for a list, the answer spread over many days: what or which and a plural
     noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
-    hobbies?", "both", "how many", "what has X done", "where has X camped", "취미들", "모두"."""
+    hobbies?", "both", "how many", "what has X done", "where has X camped", "what does X do to / for / in /
+    on ..." ("to stay fit", "for fun": what they do, not what they did once), "취미들", "모두"."""
     if _MANY.search(text.casefold()):
         return True
     head = _HEAD.search(text)
