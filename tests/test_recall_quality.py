@@ -182,6 +182,8 @@ def test_which_speaker_names_are_one_person():
     assert person["jonathan"] == {"jonathan"} and person["joanna"] == {"joanna"}  # "jo" only: two people
     assert person["gi"] == {"gi"} and person["dan"] == {"dan"}  # fewer than four letters tie no names
     assert person["gina"] == {"gina"} and person["daniel"] == {"daniel"}
+    members = people({f"user{i}_x" for i in range(50)} | {"user"})  # many people named alike in a group
+    assert all(names == {name} for name, names in members.items())
 
 
 def test_without_names_the_person_is_found_by_how_the_other_greets_them(data_dir, index):

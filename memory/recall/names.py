@@ -8,7 +8,8 @@ at most VOCATIVE_SAMPLE of the newest turns holding the word.
 
 A person who changed their display name partway ("Andrew", later "andr_s") has two speaker names:
 ``people`` takes two names for one person when the letters one starts with (at least HEAD of them)
-begin the other's ("andr" of "andr_s" and "andrew"; not "Jo" of "Jonathan" and "Joanna").
+begin the other's ("andr" of "andr_s" and "andrew"; not "Jo" of "Jonathan" and "Joanna"), unless more
+than RENAMES names of the chat start with the same HEAD letters ("user1", "user2", ...).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _VOCATIVE_LEAD = (
 )
 VOCATIVE_SAMPLE = 100
 HEAD = 4  # letters a display name starts with that tie it to another name of the same person
+RENAMES = 3  # at most this many names start so: more are different people
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -39,12 +41,22 @@ def _head(name: str) -> str:
 def people(names: set[str]) -> dict[str, frozenset[str]]:
     """Each speaker name with every name of the same person (itself included; see the module)."""
     heads = {n: _head(n) for n in names}
+    alike: dict[str, list[str]] = {}  # names by their first HEAD letters: a group chat has many speakers
+    for n, head in heads.items():
+        if len(head) >= HEAD:
+            alike.setdefault(head[:HEAD], []).append(n)
 
     def same(a: str, b: str) -> bool:
         x, y = sorted((heads[a], heads[b]), key=len)
-        return len(x) >= HEAD and y.startswith(x)
+        return y.startswith(x)
 
-    return {n: frozenset(m for m in names if m == n or same(n, m)) for n in names}
+    out = {n: frozenset({n}) for n in names}
+    for group in alike.values():
+        if len(group) > RENAMES:  # "user1_x", "user2_x", "member 7": many people, not one renamed
+            continue
+        for n in group:
+            out[n] = frozenset(m for m in group if m == n or same(n, m))
+    return out
 
 
 def _caller(
