@@ -340,7 +340,7 @@ STEPS: dict[
     "echo ungated": {"gate": False},
     "no keep": {"keep": 0},
     "no disclose": {"disclose": 0.0},  # a guess about someone: what they told of themselves (memory.recall.rank)
-    "disclose at floor": {"disclose_floor": True},  # ... counted by the relevance floor too
+    "floor without priors": {"disclose_floor": False},  # ... not counted by the relevance floor
     "no brief": {"brief": 0.0},  # ... and a short message's score cut (it tells little of a life)
 }
 

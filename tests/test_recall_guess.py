@@ -1,7 +1,8 @@
 """A question asking for a guess about someone (issue 32, item 2: "Would Deb enjoy a cabin weekend?", "Does Mia
 have a garden?") or for a list (item 1: "Which gardens has Mia been to?") rests on what they told of themselves:
 the turns saying "I", "my", "we" come first (memory.recall.rank, ``Weights.disclose``), a message of a few words
-keeps only a share of its score (``Weights.brief``), and the relevance floor is decided as without either."""
+keeps only a share of its score (``Weights.brief``), and the relevance floor counts both
+(``Weights.disclose_floor``)."""
 
 from __future__ import annotations
 
@@ -87,14 +88,14 @@ def close_by_meaning(monkeypatch: pytest.MonkeyPatch, text: str, similarity: flo
     monkeypatch.setattr(RecallIndex, "_by_meaning", by_meaning)
 
 
-def test_the_relevance_floor_is_decided_without_it(transcript, data_dir, monkeypatch):
+def test_the_relevance_floor_counts_what_a_guess_rests_on(transcript, data_dir, monkeypatch):
     """A guess in no word of the chat ("zebra safari"), its closest turn related by meaning only, below the floor's
-    score as it is and above it when multiplied (``Weights.disclose_floor``): it still finds nothing."""
+    score as it is and above it when multiplied: it finds what she told of herself (``Weights.disclose_floor``)."""
     sessions(transcript, [[("Mia", HIKE.removeprefix("Mia: ")), ("Leo", "Sounds tiring.")], [("Leo", "Work.")]])
     close_by_meaning(monkeypatch, HIKE, 0.3)  # related, not a paraphrase
     question = "Would Mia enjoy a zebra safari?"
-    assert found(data_dir, question, disclose_floor=True) == [HIKE]  # the multiplied score passes the floor
-    assert found(data_dir, question) == []
+    assert found(data_dir, question) == [HIKE]  # the multiplied score passes the floor
+    assert found(data_dir, question, disclose_floor=False) == []
     assert found(data_dir, question, **PLAIN) == []
 
 
@@ -117,14 +118,16 @@ MUDDY = "Mia: My hands are muddy again from the studio."
 
 
 def test_the_floor_sees_a_short_message_s_score_before_the_cut():
-    """The relevance floor reads the best score as it was before a guess's or a list's priors (memory.recall.rank
-    ``_unprompted``): a turn saying "my" (x 1.6) of four terms (x 4/8) that scored 1.0 counts as 1.0."""
+    """Without ``Weights.disclose_floor`` the relevance floor reads the best score as it was before a guess's or a
+    list's priors (memory.recall.rank ``_unprompted``): a turn saying "my" (x 1.6) of four terms (x 4/8) that scored
+    1.0 counts as 1.0; with it, as shown."""
     turn = Turn(id=1, file=0, line=1, offset=0, ts=None, day=None, at=None, role="user", name="Mia", speaker="mia",
                 session=1, dead=0, terms="hand muddy again studio", content=MUDDY)  # fmt: skip
-    weights = Weights()
+    weights = Weights(disclose_floor=False)
     turn.score = 1.0 * (1 + weights.disclose) * 4 / weights.brief
     assert rank._unprompted([turn], True, weights) == pytest.approx(1.0)
     assert rank._unprompted([turn], False, weights) == turn.score  # any other question: the score as it is
+    assert rank._unprompted([turn], True, Weights()) == turn.score
 
 
 @pytest.mark.parametrize(

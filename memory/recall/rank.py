@@ -28,7 +28,7 @@
    asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
    question): the answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of
    fewer than ``brief`` index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of
-   anyone's life. The relevance floor is decided without either.
+   anyone's life. The relevance floor counts both (``Weights.disclose_floor``): a guess rests on what they told.
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
@@ -349,9 +349,9 @@ def _of_them(t: Turn, w: Weights) -> float:
 
 
 def _unprompted(out: list[Turn], of_them: bool, w: Weights) -> float:
-    """The best score of ``out`` (best first) without what ``_of_them`` multiplied (unless
-    ``Weights.disclose_floor``): the relevance floor stays the same for a guess or a list as for any question
-    (see ``Weights.disclose``)."""
+    """The best score of ``out`` (best first) that the relevance floor compares: as shown with
+    ``Weights.disclose_floor``, else without what ``_of_them`` multiplied (the floor the same for a guess or a
+    list as for any question)."""
     if not of_them or w.disclose_floor:
         return out[0].score
     return max(t.score / _of_them(t, w) for t in out)
