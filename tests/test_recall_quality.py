@@ -149,30 +149,36 @@ def said_by(name: str, content: str) -> dict:
     return turn("user", content, name=name)
 
 
+LIGHTHOUSE = "I finished a painting of a lighthouse yesterday."
+
+
+def greetings(caroline: str = "Caroline") -> list[dict]:
+    """Caroline (shown as ``caroline``) greeting Andrew by his nickname, "Andy"."""
+    return [said_by(caroline, "Hey Andy! How was your week?"), said_by("Andrew", "Busy but good, thanks!"),
+            said_by(caroline, "Thanks, Andy. Talk soon!"), said_by("Andrew", "Bye!")]  # fmt: skip
+
+
+def painted_after(before: list[dict], andrew: str, caroline: str) -> list[dict]:
+    """``before``, then Andrew and Caroline (shown as ``andrew`` and ``caroline``) chatting, each telling what they
+    painted."""
+    chat = [said_by((andrew, caroline)[i % 2], SMALL_TALK[i % len(SMALL_TALK)]) for i in range(30)]
+    said = [said_by(andrew, LIGHTHOUSE), said_by(caroline, "I finished a painting of a harbour too, funny!")]
+    return before + chat + said + chat
+
+
 def test_a_renamed_person_is_one_speaker_under_both_names(data_dir, index):
     """Andrew changed his display name to "andr_s" partway: a question naming him, in full or by the nickname
     the friend calls him, prefers what he said under either name."""
-    before = [said_by("Caroline", "Hey Andy! How was your week?"), said_by("Andrew", "Busy but good, thanks!"),
-              said_by("Caroline", "Thanks, Andy. Talk soon!"), said_by("Andrew", "Bye!")]  # fmt: skip
-    chat = [said_by(("andr_s", "Caroline")[i % 2], SMALL_TALK[i % len(SMALL_TALK)]) for i in range(30)]
-    said = [said_by("andr_s", "I finished a painting of a lighthouse yesterday."),
-            said_by("Caroline", "I finished a painting of a harbour too, funny!")]  # fmt: skip
-    write(data_dir, "c", before * 3 + chat + said + chat)
+    write(data_dir, "c", painted_after(greetings() * 3, "andr_s", "Caroline"))
     for question in ("What did Andrew paint?", "What did Andy paint?"):
-        assert index.search("c", question, 1)[0].content == "I finished a painting of a lighthouse yesterday."
+        assert index.search("c", question, 1)[0].content == LIGHTHOUSE
     assert index.search("c", "What did Caroline paint?", 1)[0].content.endswith("harbour too, funny!")
 
 
 def test_a_nickname_is_learned_from_the_friend_under_both_of_her_names(data_dir, index):
     """Caroline, who calls Andrew "Andy", changed her display name to "caro_x" halfway through the greetings."""
-    greet = [said_by("Caroline", "Hey Andy! How was your week?"), said_by("Andrew", "Busy but good, thanks!"),
-             said_by("Caroline", "Thanks, Andy. Talk soon!"), said_by("Andrew", "Bye!")]  # fmt: skip
-    renamed = [dict(t, name="caro_x") if t["name"] == "Caroline" else t for t in greet]
-    chat = [said_by(("Andrew", "caro_x")[i % 2], SMALL_TALK[i % len(SMALL_TALK)]) for i in range(30)]
-    said = [said_by("Andrew", "I finished a painting of a lighthouse yesterday."),
-            said_by("caro_x", "I finished a painting of a harbour too, funny!")]  # fmt: skip
-    write(data_dir, "c", greet * 2 + renamed * 2 + chat + said + chat)
-    assert index.search("c", "What did Andy paint?", 1)[0].content == "I finished a painting of a lighthouse yesterday."
+    write(data_dir, "c", painted_after(greetings() * 2 + greetings("caro_x") * 2, "Andrew", "caro_x"))
+    assert index.search("c", "What did Andy paint?", 1)[0].content == LIGHTHOUSE
 
 
 def test_which_speaker_names_are_one_person():
