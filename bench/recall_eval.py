@@ -342,6 +342,9 @@ STEPS: dict[
     "no disclose": {"disclose": 0.0},  # a guess about someone: what they told of themselves (memory.recall.rank)
     "floor without priors": {"disclose_floor": False},  # ... not counted by the relevance floor
     "no brief": {"brief": 0.0},  # ... and a short message's score cut (it tells little of a life)
+    "others in full": {"others": 1.0},  # ... and the turns of others than the person it names kept as they are
+    "guess held": {"guess_related": False},  # a guess about someone named held to the floor's confident turn
+    "related once": {"twice": False},  # a query word's related words only, not theirs (memory.recall.lexicon)
 }
 
 

@@ -94,9 +94,48 @@ def test_the_relevance_floor_counts_what_a_guess_rests_on(transcript, data_dir, 
     sessions(transcript, [[("Mia", HIKE.removeprefix("Mia: ")), ("Leo", "Sounds tiring.")], [("Leo", "Work.")]])
     close_by_meaning(monkeypatch, HIKE, 0.3)  # related, not a paraphrase
     question = "Would Mia enjoy a zebra safari?"
-    assert found(data_dir, question) == [HIKE]  # the multiplied score passes the floor
-    assert found(data_dir, question, disclose_floor=False) == []
-    assert found(data_dir, question, **PLAIN) == []
+    held = {"guess_related": False}  # the floor's own measure, for a guess too (see the next test)
+    assert found(data_dir, question, **held) == [HIKE]  # the multiplied score passes the floor
+    assert found(data_dir, question, disclose_floor=False, **held) == []
+    assert found(data_dir, question, **PLAIN, **held) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "similarity", "expected"),
+    [
+        ("Would Mia enjoy a zebra safari?", 0.3, [HIKE]),  # a guess about Mia: her related turn, though not sure
+        ("Would Mia enjoy a zebra safari?", 0.05, []),  # ... and only a related one (FLOOR_CLOSE)
+        ("Would I enjoy a zebra safari?", 0.3, []),  # a guess naming nobody: held to the floor
+        ("Which zebra safaris has Mia been on?", 0.3, []),  # a list: held to the floor
+    ],
+)
+def test_a_guess_about_someone_named_returns_their_related_turns(
+    transcript, data_dir, monkeypatch, question, similarity, expected
+):
+    """``Weights.guess_related``: a guess about someone the question names is never said outright; the turns
+    related to it by their meaning come back though none is clearly about it nor scores the floor's score."""
+    sessions(transcript, [[("Mia", HIKE.removeprefix("Mia: ")), ("Leo", "Sounds tiring.")], [("Leo", "Work.")]])
+    close_by_meaning(monkeypatch, HIKE, similarity)
+    assert found(data_dir, question, **PLAIN) == expected
+    assert found(data_dir, question, **PLAIN, guess_related=False) == []
+
+
+HERS = "Ava: I started painting again, a field of sunflowers."
+HIS = "Leo: My favourite hobby is painting, my hobby since school."  # the friend's own, in the question's words
+
+
+def test_a_list_about_someone_puts_their_turns_before_the_friend_s(transcript, data_dir):
+    """``Weights.others``: the friend telling of his own hobby in the question's words came first; the question
+    asks about Ava. A question naming both keeps his turn as it is."""
+    sessions(transcript, [[("Ava", HERS.removeprefix("Ava: ")), ("Leo", HIS.removeprefix("Leo: "))],
+                          [("Leo", "Work was long."), ("Ava", "Same here.")]])  # fmt: skip
+    question = "What hobbies does Ava have?"
+    assert found(data_dir, question, others=1.0) == [HIS, HERS]
+    assert found(data_dir, question) == [HERS, HIS]
+    assert found(data_dir, "Would Ava like a hobby?") == [HERS, HIS]  # a guess too
+    assert found(data_dir, "What hobbies do Ava and Leo have?") == found(
+        data_dir, "What hobbies do Ava and Leo have?", others=1.0
+    ) == [HIS, HERS]  # fmt: skip
 
 
 SHORT = "Mia: my pottery class!"  # the question's words, and nothing more

@@ -9,9 +9,9 @@ import pytest
 
 from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
-from memory.recall.lexicon import base
+from memory.recall.lexicon import base, related
 from memory.recall.names import people
-from memory.recall.text import doc_terms, query_terms
+from memory.recall.text import doc_terms, query_terms, word_term
 from memory.recall.tuning import Weights
 
 SMALL_TALK = [
@@ -83,6 +83,19 @@ def test_a_question_in_other_words_finds_the_turn(data_dir, index):
     # without query expansion the general word finds nothing
     with RecallIndex(data_dir, weights=Weights(expand=0.0)) as plain:
         assert 41 not in lines(plain.search("c", "What pets does she have?", 3))
+
+
+def test_the_words_related_to_related_words_are_searched_too(data_dir):
+    """``Weights.twice``: "fit" relates to "exercise", which relates to its kinds ("yoga"); the lexicon has no line
+    from "fit" to "yoga". The evidence holds neither "fit" nor "exercise"."""
+    assert "yoga" not in related("fit", word_term) and related("exercis", word_term)["yoga"] == 0.6
+    assert related("fit", word_term, twice=True)["yoga"] == pytest.approx(0.8 * 0.6)
+    write(data_dir, "c", chatter(40))
+    write(data_dir, "c", [turn("user", "I've started doing yoga three times a week, it really calms my mind.")])
+    write(data_dir, "c", chatter(40))
+    for twice in (True, False):  # (the chat never said "stay" or "fit": no relevance floor here)
+        with RecallIndex(data_dir, weights=Weights(twice=twice, floor=False)) as idx:
+            assert (41 in lines(idx.search("c", "What do I do to stay fit?", 3))) is twice
 
 
 def test_repeated_small_talk_does_not_fill_the_results(data_dir, index):

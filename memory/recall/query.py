@@ -4,11 +4,12 @@ The query's terms (memory.recall.text) and dates (memory.recall.dates). A query 
 the name of a speaker (a turn's ``name``, or the ``"Name: "`` it starts with; in a chat with
 no names, the name one role greets the other with: memory.recall.names) says whose turns to
 prefer and is not searched as a word. Each term brings its related terms (memory.recall.lexicon:
-"pets" -> dog, puppy, cat ...) at a share of their weight, and a turn counts only the best
-term of each such group. Each term's document frequency is counted in the chat's range of the
-index (estimated for common terms, see ``_postings``), which gives its weight (idf); the postings
-counted exactly are kept (``Stats``) for choosing the candidates (memory.recall.candidates).
-Words such as "now" or "before" say whether the query asks for the current or an earlier state.
+"pets" -> dog, puppy, cat ...; and theirs, ``Weights.twice``: "fit" -> exercise -> yoga) at a share of
+their weight, and a turn counts only the best term of each such group. Each term's document frequency
+is counted in the chat's range of the index (estimated for common terms, see ``_postings``), which
+gives its weight (idf); the postings counted exactly are kept (``Stats``) for choosing the candidates
+(memory.recall.candidates). Words such as "now" or "before" say whether the query asks for the
+current or an earlier state.
 """
 
 from __future__ import annotations
@@ -203,7 +204,8 @@ def parse(
         for t in own:
             if t.prefix:
                 continue
-            for r, w in sorted(related(t.text, word_term).items(), key=lambda x: -x[1])[: effort.max_related]:
+            near = related(t.text, word_term, twice=weights.twice)
+            for r, w in sorted(near.items(), key=lambda x: -x[1])[: effort.max_related]:
                 rt = Term(r)
                 if rt not in group:
                     group[rt] = t

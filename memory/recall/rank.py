@@ -28,7 +28,8 @@
    asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
    question): the answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of
    fewer than ``brief`` index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of
-   anyone's life. The relevance floor counts both (``Weights.disclose_floor``): a guess rests on what they told.
+   anyone's life; and, when it names whose life it asks about, by ``others`` a turn said by anyone else (the
+   friend's own hobbies). The relevance floor counts them (``Weights.disclose_floor``): a guess rests on what they told.
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
@@ -44,7 +45,8 @@ With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are
 The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question
 finds nothing unless one is clearly about it or scores high; a question asking for a fact
 (memory.recall.query.asks_for_fact) also needs a turn whose own score reaches ``Weights.fact`` of the
-whole question (``_states_fact``).
+whole question (``_states_fact``). A guess about someone the question names returns its related turns even
+when none is clearly about it (``Weights.guess_related``): a guess is never said outright.
 
 Every statistic is the chat's own (its turns, their average length, document frequencies in its
 range of rowids), so one chat's words never change another's ranking.
@@ -236,7 +238,8 @@ def rank(
         return []
     pool: dict[int, Turn] = {}
     # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
-    of_them = (weights.disclose > 0 or weights.brief > 0) and not q.hangul and (q.many or asks_for_guess(text))
+    guess = asks_for_guess(text)
+    of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and (q.many or guess)
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -285,7 +288,8 @@ def rank(
     sure = floor and any(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
-    if floor and out and not finds(_unprompted(out, of_them, weights) / norm, sure):
+    held = not (weights.guess_related and guess and q.speakers)  # a guess about someone named: its related turns
+    if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
         weights.floor
@@ -341,20 +345,27 @@ def _discloses(t: Turn) -> bool:
     return bool(_FIRST.search(t.content)) and not _question(t)
 
 
-def _of_them(t: Turn, w: Weights) -> float:
+def _of_them(t: Turn, w: Weights, asked: frozenset[str] = frozenset()) -> float:
     """What a question asking for a guess about someone or a list multiplies ``t``'s score by: ``1 +
-    Weights.disclose`` if it tells of its speaker, times ``min(1, its terms / Weights.brief)``."""
+    Weights.disclose`` if it tells of its speaker, times ``min(1, its terms / Weights.brief)``, times
+    ``Weights.others`` if the question names whose turns it asks for (``asked``: Query.speakers) and not its."""
     told = 1 + w.disclose if _discloses(t) else 1.0
-    return told * (min(1.0, max(_words(t), 1) / w.brief) if w.brief > 0 else 1.0)
+    other = w.others if asked and not _by(t, asked) else 1.0
+    return told * other * (min(1.0, max(_words(t), 1) / w.brief) if w.brief > 0 else 1.0)
 
 
-def _unprompted(out: list[Turn], of_them: bool, w: Weights) -> float:
+def _by(t: Turn, speakers: frozenset[str]) -> bool:
+    """Whether ``t`` was said by one of ``speakers`` (Query.speakers: names, or "@role" in a chat without names)."""
+    return t.speaker in speakers or (t.speaker is None and "@" + t.role in speakers)
+
+
+def _unprompted(out: list[Turn], of_them: bool, w: Weights, asked: frozenset[str] = frozenset()) -> float:
     """The best score of ``out`` (best first) that the relevance floor compares: as shown with
     ``Weights.disclose_floor``, else without what ``_of_them`` multiplied (the floor the same for a guess or a
     list as for any question)."""
     if not of_them or w.disclose_floor:
         return out[0].score
-    return max(t.score / _of_them(t, w) for t in out)
+    return max(t.score / _of_them(t, w, asked) for t in out)
 
 
 def _words(t: Turn) -> int:
@@ -456,7 +467,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -
                 score += w.thread * told.own  # the rest of a story told before the question
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
-        if q.speakers and (t.speaker in q.speakers or (t.speaker is None and "@" + t.role in q.speakers)):
+        if q.speakers and _by(t, q.speakers):
             score *= 1 + w.speaker
         stamp = t.ts if t.ts is not None else float(t.id & ID_MASK)
         if hi > lo:
@@ -465,5 +476,5 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -
             if q.tense:
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
         if of_them:  # what its speaker told of themselves: a guess about them rests on it
-            score *= _of_them(t, w)
+            score *= _of_them(t, w, q.speakers)
         t.score = score

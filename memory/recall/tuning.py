@@ -151,6 +151,10 @@ class Weights:
     recency: float = 0.05
     answer: float = 0.6  # adds this share of the own score of the question a turn answers
     expand: float = 1.0  # share of a related word's weight (0: no query expansion)
+    # and the words related to those, at the product of the two shares (memory.recall.lexicon ``related``: "stay
+    # fit" -> exercise -> yoga, running). Seventh round (bench/RESULTS.md), tuning seeds, several sessions @10 real
+    # 44.6 -> 46.1, named 46.8 -> 48.5; the other kinds and the never-answered questions the same
+    twice: bool = True
     duplicate: float = 0.5  # a turn with the same text as a better one keeps this share of its score
     thread: float = 0.3  # adds this share of the own score of the turn its speaker said before the question it answers
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
@@ -190,6 +194,19 @@ class Weights:
     # its score ("lol", "ok so guess what", "That's so great to hear, Cal!": short messages tell little of a life).
     # Measured on bench.recall_eval (bench/RESULTS.md).
     brief: float = 8.0
+    # the same questions naming whose life they ask about ("What activities does Audrey enjoy?", "Would Gi enjoy a
+    # farmers market?": memory.recall.query.Query.speakers): a turn said by anyone else keeps this share of its
+    # score (the friend's own hobbies, told in the same words, had half the ten places). Seventh round (bench/
+    # RESULTS.md), tuning seeds, @10 real / named: several sessions 42.9 -> 44.6 / 45.5 -> 46.8, inference 46.6 ->
+    # 49.4 / 56.7 -> 57.3 at 0.4, the same at 0.15 and 0 (the friend's turns all below), 44.2 and 48.9 at 0.7; the
+    # never-answered questions the same
+    others: float = 0.4
+    # a guess about someone the question names (memory.recall.query.asks_for_guess) returns the turns related to it
+    # (by words or meaning) without one that is clearly about it (``finds``): a guess is never said outright, and
+    # the relevance floor had silenced "Would Gi enjoy a farmers market?" (her tomatoes), "Is Cal a parent?" (the
+    # kids at the museum). Tuning seeds, real, inference @5 / @10 42.7 / 49.4 -> 47.8 / 54.5; one absent-topic
+    # question of 43 more finds something (4.7 -> 2.3% silenced), the off-topic ones the same
+    guess_related: bool = True
 
     @classmethod
     def bm25(cls) -> Weights:
@@ -213,6 +230,9 @@ class Weights:
             echo=0.0,
             disclose=0.0,
             brief=0.0,
+            others=1.0,
+            guess_related=False,
+            twice=False,
         )
 
 
