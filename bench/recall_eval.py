@@ -338,6 +338,7 @@ STEPS: dict[
 ] = {  # --steps: the ranking without each step of issue 32 (memory.recall.spread, rank)
     "no echo": {"echo": 0.0},
     "echo ungated": {"gate": False},
+    "no echo for guesses": {"echo_guess": False},  # ... the echoes for a guess about someone named too
     "no keep": {"keep": 0},
     "no disclose": {"disclose": 0.0},  # a guess about someone: what they told of themselves (memory.recall.rank)
     "floor without priors": {"disclose_floor": False},  # ... not counted by the relevance floor

@@ -105,6 +105,16 @@ def test_a_question_asking_for_one_thing_is_left_as_it_was(transcript, data_dir)
     assert found(data_dir, question, gate=False) != found(data_dir, question)  # the gate is what holds it
 
 
+def test_a_guess_about_someone_named_brings_the_echoes_too(transcript, data_dir):
+    """``Weights.echo_guess``: "Would Mia like a new hobby?" rests on her pottery, told once with the question's
+    word and mentioned later by the studio's name only; a guess naming nobody is left as it was."""
+    pottery_chat(transcript)
+    question = "Would Mia like a new hobby?"
+    assert not set(MENTIONS) & set(found(data_dir, question, echo_guess=False))
+    assert set(MENTIONS) <= set(found(data_dir, question))
+    assert found(data_dir, "Would I like a new hobby?") == found(data_dir, "Would I like a new hobby?", echo=0.0)
+
+
 @pytest.mark.parametrize(
     ("question", "many"),
     [

@@ -299,7 +299,7 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
-    many = not weights.gate or q.many  # the steps for answers spread over many days
+    many = not weights.gate or q.many or (weights.echo_guess and guess and bool(q.speakers))  # answers spread over days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))

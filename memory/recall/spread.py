@@ -16,7 +16,8 @@ measured by bench.recall_eval, each with and without):
   seeds (bench/RESULTS.md), so only the words count.
 - ``gate``: only for a question that asks for a list (``asks_for_many``: a plural noun, "both", "how
   many", "what has X done", "들", "모두"); elsewhere the echoes of the best turn crowded out the evidence
-  of a question about the other person (bench.recall_eval's adversarial kind).
+  of a question about the other person (bench.recall_eval's adversarial kind). And (``echo_guess``) for a
+  guess about someone the question names ("Would Gi enjoy a farmers market?": her garden, over many days).
 - ``keep``: the ``keep`` best places stay as the ranking put them (the step only fills the places
   after them; the automatic recall, with at most ``keep`` turns, is left as it was).
 

@@ -174,6 +174,10 @@ class Weights:
     # the steps of issue 32 (memory.recall.spread): results over the conversation's history
     keep: int = 5  # the best places of the ranking before these steps that stay as they were
     gate: bool = True  # only for a question asking for a list (spread.asks_for_many)
+    # ... or for a guess about someone the question names (memory.recall.query.asks_for_guess: "Would Gi enjoy a
+    # farmers market?" rests on her garden, told over many days). Seventh round (bench/RESULTS.md), tuning seeds,
+    # inference @10 real 54.5 -> 57.9, named 57.9 -> 65.7; the other kinds and the never-answered questions the same
+    echo_guess: bool = True
     echo: float = 0.3  # adds this share of the score of a better turn of another session it echoes (its rare terms)
     echo_top: int = 5  # the best turns (one a session) whose echoes are looked for
     # a question asking for a guess about someone (memory.recall.query.asks_for_guess: "Would Deb enjoy a cabin
