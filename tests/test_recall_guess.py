@@ -1,8 +1,9 @@
 """A question asking for a guess about someone (issue 32, item 2: "Would Deb enjoy a cabin weekend?", "Does Mia
 have a garden?") or for a list (item 1: "Which gardens has Mia been to?") rests on what they told of themselves:
 the turns saying "I", "my", "we" come first (memory.recall.rank, ``Weights.disclose``), a message of a few words
-keeps only a share of its score (``Weights.brief``), and the relevance floor counts both
-(``Weights.disclose_floor``)."""
+keeps only a share of its score (``Weights.brief``), the turns of others than the person it names too
+(``Weights.others``), and the relevance floor counts these (``Weights.disclose_floor``); a guess about someone
+named returns its related turns without a sure one (``Weights.guess_related``)."""
 
 from __future__ import annotations
 

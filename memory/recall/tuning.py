@@ -200,7 +200,7 @@ class Weights:
     brief: float = 8.0
     # the same questions naming whose life they ask about ("What activities does Audrey enjoy?", "Would Gi enjoy a
     # farmers market?": memory.recall.query.Query.speakers): a turn said by anyone else keeps this share of its
-    # score (the friend's own hobbies, told in the same words, had half the ten places). Seventh round (bench/
+    # score (the friend's own hobbies, told in the same words, had a fifth of the ten places). Seventh round (bench/
     # RESULTS.md), tuning seeds, @10 real / named: several sessions 42.9 -> 44.6 / 45.5 -> 46.8, inference 46.6 ->
     # 49.4 / 56.7 -> 57.3 at 0.4, the same at 0.15 and 0 (the friend's turns all below), 44.2 and 48.9 at 0.7; the
     # never-answered questions the same
