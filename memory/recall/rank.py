@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -177,10 +178,15 @@ def _attach_neighbours(
     near_rows: dict[int, list[Turn]] = {}
     for r in _rows(conn, f"SELECT {_COLUMNS} FROM turns WHERE {ranges}", args):
         near_rows.setdefault(r.file, []).append(r)
+    by_line: dict[int, list[int]] = {}  # each file's rows in line order, and their lines (a slice per turn, not a scan)
+    for file, found_rows in near_rows.items():
+        found_rows.sort(key=lambda r: r.line)
+        by_line[file] = [r.line for r in found_rows]
     added: list[Turn] = []
     for t in todo:
         t.neighbours_known = True
-        rows = [r for r in near_rows.get(t.file, []) if abs(r.line - t.line) <= width]
+        in_file, at = near_rows.get(t.file, []), by_line.get(t.file, [])
+        rows = in_file[bisect_left(at, t.line - width) : bisect_right(at, t.line + width)]
         lines = {r.line for r in rows}
         wanted = range(max(1, t.line - 2), t.line + (1 if t.id == newest else 3))
         if not all(x in lines for x in wanted if x != t.line):
