@@ -174,6 +174,7 @@ def parse(
     person = people(names)  # a name with the person's other names ("andrew" and "andr_s", renamed)
     speaker_terms = {word_term(part): person[n] for n in names for part in n.split() if len(part) > 1}
     inner = set(_NAME_WORD.findall(text))
+    two = len(set(person.values())) == 2  # a chat of two people
     for word in _CAPITALISED.findall(text):  # a short name: "Mel" for Melanie, "Jon" for Jonathan, "Gi" for Gina
         term = word_term(word)
         short = word.casefold()
@@ -181,7 +182,7 @@ def parse(
             whose = {person[n] for n in names for part in n.split() if part.startswith(short) and part != short}
             if len(whose) == 1:  # one person, under one name or more
                 speaker_terms[term] = whose.pop()
-            elif not whose and len(set(person.values())) == 2 and weights.speaker:
+            elif not whose and two and weights.speaker:
                 called = speaker_called(conn, chat, word, term, person)  # "Andy" for Andrew: how the other greets him
                 if called is not None:
                     speaker_terms[term] = called

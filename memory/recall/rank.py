@@ -195,7 +195,6 @@ def _attach_neighbours(
                 f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
                 (t.file, t.line - 6, t.line + 6),
             )
-        rows.sort(key=lambda r: r.line)
         before = [r for r in rows if r.line < t.line and not r.dead][-2:]
         after = [r for r in rows if r.line > t.line and not r.dead][:2]
         steps = [(-1 - i, r) for i, r in enumerate(reversed(before))] + [(1 + i, r) for i, r in enumerate(after)]
@@ -245,6 +244,7 @@ def rank(
     pool: dict[int, Turn] = {}
     # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
     guess = asks_for_guess(text)
+    named_guess = guess and bool(q.speakers)  # a guess about someone the question names
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and (q.many or guess)
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
@@ -294,7 +294,7 @@ def rank(
     sure = floor and any(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
-    held = not (weights.guess_related and guess and q.speakers)  # a guess about someone named: its related turns
+    held = not (weights.guess_related and named_guess)  # a guess about someone named: its related turns
     if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
@@ -305,7 +305,7 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
-    many = not weights.gate or q.many or (weights.echo_guess and guess and bool(q.speakers))  # answers spread over days
+    many = not weights.gate or q.many or (weights.echo_guess and named_guess)  # the steps for answers spread over days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
         found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
