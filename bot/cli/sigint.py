@@ -18,6 +18,7 @@ nothing and it waits on.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import threading
@@ -28,9 +29,13 @@ from bot.cli.chat import ReadLine
 from bot.cli.loop import sigint_to_main_thread
 
 NUDGE = signal.SIGUSR2
-NUDGE_AFTER = (0.005, 0.01, 0.02, 0.05, *(0.1,) * 20)
-"""Seconds between the nudges after a SIGINT, while the same ``input()`` call goes on (about 2 s in all:
-a nudge may land in readline's key handling too; past that, the next key takes it, as before)."""
+NUDGE_AFTER = (0.005, 0.01, 0.02, 0.05)
+"""Seconds between the first nudges after a SIGINT; then one every NUDGE_EVERY, for as long as the same
+``input()`` call goes on. A nudge that lands while readline handles keys interrupts nothing; readline
+waits for a key again only once the keys typed before are drawn, which takes seconds for a long paste on
+a loaded machine (a cap of 2 s left the Ctrl-C for the next key there: a flake of
+tests/test_cli_session.py beside two busy loops). The read ends as soon as the SIGINT is taken."""
+NUDGE_EVERY = 0.1
 
 
 def _nothing(signum: int, frame: Any) -> None:
@@ -85,7 +90,7 @@ class PromptInterrupts:
             call = self._calls
             if signal.SIGINT not in taken or call % 2 == 0:
                 continue  # another signal, or not at the prompt: Python takes the SIGINT by itself there
-            for pause in NUDGE_AFTER:
+            for pause in itertools.chain(NUDGE_AFTER, itertools.repeat(NUDGE_EVERY)):
                 time.sleep(pause)
                 if self._calls != call:
                     break  # that read ended: the Ctrl-C was taken
