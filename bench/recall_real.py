@@ -11,7 +11,10 @@ export of two friends would read (an own random stream per seed: the questions a
   "lol" or "sooo true", several short messages in a row by one person;
 - long messages mixing topics: a fact with a sentence about something else before or after it;
 - photos with only a caption: "[shared an image: …]" becomes a message of its own, "[photo] …";
-- more small talk between the facts.
+- more small talk between the facts;
+- with ``typos`` (the ``typos`` style of bench.recall_eval): typing errors in the messages' words too, a
+  letter swapped, dropped or doubled in one word of a share of the messages (an own random stream: the
+  conversation is otherwise the ``real`` one). The questions are spelt right.
 
 Every question keeps its evidence (the message holding the fact, wherever it moved); the questions
 still name people by their full or short name, as someone asking would.
@@ -56,7 +59,25 @@ def _misspell(name: str, rnd: random.Random) -> str:
     return name[:i] + name[i] + name[i:]
 
 
-def generate(seed: int, *, hard: bool = True) -> Conversation:
+TYPO_SHARE = 0.3  # of the messages (of those with a word to mistype) with a typing error in one word
+_TYPO_WORD = re.compile(r"\b[a-z]{5,}\b")
+
+
+def _typos(lines: list[dict[str, object]], seed: int) -> None:
+    """A typing error in one word of TYPO_SHARE of the messages: a word of five letters or more in lower case
+    (a capitalised name stays; one typed in lower case may get a second typo). Photos' captions stay."""
+    rnd = random.Random(seed * 104729 + 11)
+    for m in lines:
+        text = str(m["content"])
+        if text.startswith("[photo]") or rnd.random() >= TYPO_SHARE:
+            continue
+        words = list(_TYPO_WORD.finditer(text))
+        if words:
+            w = rnd.choice(words)
+            m["content"] = text[: w.start()] + _misspell(w.group(0), rnd) + text[w.end() :]
+
+
+def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversation:
     """The ``named`` conversation of ``seed``, untidy (see the module); its questions' evidence follows
     the messages."""
     conv = recall_persona.generate(seed, layout="named", hard=hard)
@@ -106,5 +127,7 @@ def generate(seed: int, *, hard: bool = True) -> Conversation:
         if rnd.random() < 0.15:  # more small talk between the facts
             other = next(n for n in names if n != name)
             emit(other, rnd.choice([s.format(o=call_names(name)) for s in SMALL] + ECHO[rnd.choice(sorted(ECHO))]), at)
+    if typos:
+        _typos(out, seed)
     questions = [Question(q.text, q.kind, [(f, moved[n]) for f, n in q.evidence]) for q in conv.questions]
     return Conversation(conv.chat, {None: out}, questions, conv.never)
