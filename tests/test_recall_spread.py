@@ -10,6 +10,7 @@ import pytest
 
 from memory.recall import RecallIndex
 from memory.recall.spread import asks_for_many
+from memory.recall.text import plain_terms
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
 
@@ -113,6 +114,41 @@ def test_a_guess_about_someone_named_brings_the_echoes_too(transcript, data_dir)
     assert not set(MENTIONS) & set(found(data_dir, question, echo_guess=False))
     assert set(MENTIONS) <= set(found(data_dir, question))
     assert found(data_dir, "Would I like a new hobby?") == found(data_dir, "Would I like a new hobby?", echo=0.0)
+
+
+def test_a_name_the_best_turn_capitalises_links_its_days_more_than_a_plain_word(transcript, data_dir):
+    """``Weights.echo_plain``: of two later mentions, each holding one rare term of the best turn, the one naming
+    the studio ("Clayhouse") echoes it more than the one holding a word it writes in lower case ("kiln"), though
+    that one is more recent; with plain words in full, recency puts the kiln first."""
+    sessions(
+        transcript,
+        [
+            [("Mia", "My new hobby is pottery at the Clayhouse studio, they fire everything in a kiln!")],
+            [("Leo", DISTRACTIONS[0]), ("Mia", "Back at Clayhouse tonight.")],
+            [("Leo", DISTRACTIONS[1]), ("Mia", "The kiln cracked two of my mugs.")],
+            [("Leo", DISTRACTIONS[2]), ("Leo", DISTRACTIONS[3])],
+        ],
+    )
+    named, plain = "Mia: Back at Clayhouse tonight.", "Mia: The kiln cracked two of my mugs."
+
+    def scores(**weights: Any) -> dict[str, float]:
+        with RecallIndex(data_dir, weights=Weights(**weights)) as index:
+            return {h.content: h.score for h in index.search(CHAT, "What hobbies does Mia have?", 10)}
+
+    now = scores()
+    assert now[named] > now[plain] > 0
+    both = scores(echo_plain=1.0)
+    assert both[plain] > both[named]
+
+
+def test_the_words_a_turn_writes_only_in_lower_case() -> None:
+    assert plain_terms("Luna stole my sock at Cedar Ridge, I laughed") == {
+        "steal",
+        "sock",
+        "laugh",
+    }  # index terms: "stole" is "steal"
+    assert plain_terms("luna did it again. Luna!") == set()  # capitalised once: a name
+    assert plain_terms("민수랑 clay 2024") == {"clai"}  # "clay" as indexed; no case in Hangul nor digits: not plain
 
 
 @pytest.mark.parametrize(

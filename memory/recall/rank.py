@@ -308,7 +308,7 @@ def rank(
     many = not weights.gate or q.many or (weights.echo_guess and named_guess)  # the steps for answers spread over days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
-        found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact))
+        found = echoes(conn, chat.lo, chat.hi, chat.docs, out, weights.echo_top, frozenset(q.exact), weights.echo_plain)
         new = [i for i in found.ids if i not in pool]
         _load(conn, pool, new)
         for i in new:

@@ -10,7 +10,9 @@ measured by bench.recall_eval, each with and without):
   anchors; a turn said by the same person in another session echoes an anchor by the rare terms it shares
   with it (a term of at most RARE turns of the chat, not one of the query's: a place, a pet's name, a
   trail, a studio), and gains ``echo`` times the anchor's score times the weight of the terms it shares
-  (one held by three turns of the chat: all of it). The turns holding those terms join the candidates;
+  (one held by three turns of the chat: all of it; a term the anchor writes only in lower case, "clay" or
+  "boxes", ``echo_plain`` of that: a name it capitalises, "Luna", "Cedar Ridge", ties two days of one
+  episode more surely). The turns holding those terms join the candidates;
   a turn that echoes an anchor is related to the query (the relevance floor). Echoes by meaning (a turn's
   similarity to the anchor's vector around the chat's mean) were measured too: nothing more on the tuning
   seeds (bench/RESULTS.md), so only the words count.
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.recall.stem import stem
-from memory.recall.text import doc_terms
+from memory.recall.text import doc_terms, plain_terms
 
 if TYPE_CHECKING:
     from memory.recall.rank import Turn
@@ -82,11 +84,20 @@ class Echoes:
 
 
 def echoes(
-    conn: sqlite3.Connection, lo: int, hi: int, docs: int, ranked: list[Turn], top: int, asked: frozenset[str]
+    conn: sqlite3.Connection,
+    lo: int,
+    hi: int,
+    docs: int,
+    ranked: list[Turn],
+    top: int,
+    asked: frozenset[str],
+    plain: float = 1.0,
 ) -> Echoes:
     """The ``top`` best related turns of ``ranked`` (best first; one a session), their rare terms (of at
     most RARE turns of the chat, ids ``lo``..``hi``, ``docs`` turns; not the query's own terms and their
-    related terms, ``asked``, nor the speaker's name) with their weights, and the turns holding them."""
+    related terms, ``asked``, nor the speaker's name) with their weights, and the turns holding them. A term
+    the turn writes only in lower case weighs ``plain`` of its idf: a capitalised one names the episode (a pet,
+    a place, a trail), a plain one ("clay", "boxes") may be any day's."""
     out = Echoes()
     sessions: set[int] = set()
     sql = (
@@ -101,11 +112,12 @@ def echoes(
         sessions.add(t.session)
         rare: dict[str, float] = {}
         name = set(doc_terms(t.speaker or ""))  # its speaker's name, in its "Name: " prefix
+        lower = plain_terms(t.content) if plain < 1 else set()
         for term in sorted(set(t.terms.split()) - asked - name):  # what it names beyond the query's words (sorted:
             # the same sums, so the same order of equal scores, in every process)
             n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
             if 1 < n <= RARE:
-                rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5))
+                rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5)) * (plain if term in lower else 1.0)
                 out.ids += [int(i) for i in ids.split(",")]
         out.anchors.append((t, t.score, rare))
     return out

@@ -120,6 +120,21 @@ def word_term(word: str) -> str | None:
     return _word_term(word)
 
 
+def plain_terms(text: str) -> set[str]:
+    """The index terms ``text`` writes only in lower case: not those of a word with a capital first letter
+    ("Luna", "Cedar Ridge", "Iceland"; "I" is a stopword), nor of a script without case (Hangul, digits)."""
+    lower: set[str] = set()
+    capital: set[str] = set()
+    for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
+        word = m.group("word")
+        term = _word_term(word) if word is not None else None
+        if term is not None and word[0].islower():
+            lower.add(term)
+        elif term is not None and word[0].isupper():
+            capital.add(term)
+    return lower - capital
+
+
 def doc_terms(text: str) -> list[str]:
     """The index terms of a stored message's text, in order (duplicates kept: they are term counts)."""
     out: list[str] = []

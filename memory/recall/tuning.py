@@ -178,8 +178,14 @@ class Weights:
     # farmers market?" rests on her garden, told over many days). Seventh round (bench/RESULTS.md), tuning seeds,
     # inference @10 real 54.5 -> 57.9, named 57.9 -> 65.7; the other kinds and the never-answered questions the same
     echo_guess: bool = True
-    echo: float = 0.3  # adds this share of the score of a better turn of another session it echoes (its rare terms)
-    echo_top: int = 5  # the best turns (one a session) whose echoes are looked for
+    echo: float = 0.5  # adds this share of the score of a better turn of another session it echoes (its rare terms)
+    echo_top: int = 8  # the best turns (one a session) whose echoes are looked for
+    # a rare term the best turn writes only in lower case ("clay", "boxes") weighs this share of a capitalised one
+    # (a name: "Luna", "Cedar Ridge", "Iceland") in its echoes. Eighth round (bench/RESULTS.md), tuning seeds @10,
+    # all named / real: 70.2 / 66.9 before (echo 0.3, 5 anchors, 1.0); 0.5 alone 70.5 / 66.8; with 8 anchors and
+    # echo 0.5: 0.0 / 0.5 / 0.7 -> 71.2 / 67.5, 71.3 / 67.7, 71.0 / 67.5; 8 anchors, or echo 0.5, with plain terms in
+    # full (seventh round): several sessions real 45.5 / 45.7 against 46.1. Held out: 68.9 / 64.8 -> 70.4 / 65.2
+    echo_plain: float = 0.5
     # a question asking for a guess about someone (memory.recall.query.asks_for_guess: "Would Deb enjoy a cabin
     # weekend?", "Is Mel a bookworm?") or for a list (spread.asks_for_many: "What hobbies does Deb have?") rests on
     # what they told of themselves: an English turn saying "I", "my", "we" (not a question) has its score
