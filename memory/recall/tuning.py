@@ -182,9 +182,10 @@ class Weights:
     echo_top: int = 8  # the best turns (one a session) whose echoes are looked for
     # a rare term the best turn writes only in lower case ("clay", "boxes") weighs this share of a capitalised one
     # (a name: "Luna", "Cedar Ridge", "Iceland") in its echoes. Eighth round (bench/RESULTS.md), tuning seeds @10,
-    # all named / real: 70.2 / 66.9 before (echo 0.3, 5 anchors, 1.0); 0.5 alone 70.5 / 66.8; with 8 anchors and
-    # echo 0.5: 0.0 / 0.5 / 0.7 -> 71.2 / 67.5, 71.3 / 67.7, 71.0 / 67.5; 8 anchors, or echo 0.5, with plain terms in
-    # full (seventh round): several sessions real 45.5 / 45.7 against 46.1. Held out: 68.9 / 64.8 -> 70.4 / 65.2
+    # all named / real: 70.2 / 66.9 before (echo 0.3, 5 anchors, 1.0); at 0.5 with 5 anchors and echo 0.3: 70.5 /
+    # 66.8; with 8 anchors and echo 0.5: capitalised terms only / 0.5 / 0.7 -> 71.2 / 67.5, 71.3 / 67.7, 71.0 / 67.5;
+    # 8 anchors, or echo 0.5, with plain terms in full (seventh round): several sessions real 45.5 / 45.7 against
+    # 46.1. Held out: 68.9 / 64.8 -> 70.4 / 65.2
     echo_plain: float = 0.5
     # a question asking for a guess about someone (memory.recall.query.asks_for_guess: "Would Deb enjoy a cabin
     # weekend?", "Is Mel a bookworm?") or for a list (spread.asks_for_many: "What hobbies does Deb have?") rests on
