@@ -164,6 +164,10 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
         ("What does Andrew do to stay fit?", True),
         ("What do Deb and Cal do for fun?", True),
         ("What does Mel do in her free time?", True),
+        ("What animals live with Gi?", True),  # a plural noun and a verb of its own
+        ("Which songs make her cry?", True),
+        ("What helps her sleep?", False),  # a verb and its object
+        ("What makes her happy?", False),
         ("민수가 배운 취미들은 뭐야?", True),
         ("What is Deb's job?", False),
         ("Would Andreas enjoy a pottery exhibition?", False),

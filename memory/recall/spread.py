@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.recall.stem import stem
-from memory.recall.text import doc_terms, plain_terms
+from memory.recall.text import DOC_STOPWORDS, doc_terms, plain_terms
 
 if TYPE_CHECKING:
     from memory.recall.rank import Turn
@@ -56,6 +56,9 @@ _HEAD = re.compile(
     r"\b(?:[Ww]hat|[Ww]hich)((?:\s+[a-z]+)?\s+[a-z]+)\s+(?:does|do|did|has|have|had|is|are|was|were|can|could|will|would)\b"
 )
 _NOT_PLURAL = frozenset("does has is was his hers its this us yes always perhaps sometimes lately news plus".split())
+# ... or a plural noun (after an adjective or not) and a verb of its own: "What animals live with Gi?", "Which songs
+# make her cry?"; not a verb and its object ("What helps her sleep?": "her" is a stopword)
+_NOUN_VERB = re.compile(r"\b(?:[Ww]hat|[Ww]hich)\s+([a-z]+)\s+([a-z]+)(?:\s+([a-z]+))?")
 
 
 def spread(turns: list[Turn], share: float) -> None:
@@ -144,15 +147,27 @@ def asks_for_many(text: str) -> bool:
     """Whether a question asks for a list, the answer spread over many days: what or which and a plural
     noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
     hobbies?", "both", "how many", "what has X done", "where has X camped", "what does X do to / for / in /
-    on ..." ("to stay fit", "for fun": what they do, not what they did once), "취미들", "모두"."""
+    on ..." ("to stay fit", "for fun": what they do, not what they did once), "what animals live with X",
+    "취미들", "모두"."""
     if _MANY.search(text.casefold()):
         return True
     head = _HEAD.search(text)
-    if head is None:
-        return False
-    for w in head.group(1).split():
-        lower = w.casefold()
-        if len(lower) > 3 and lower.endswith("s") and not lower.endswith("ss") and lower not in _NOT_PLURAL:
-            if stem(lower) != lower:
-                return True  # a plural noun ("hobbies", "places", "musical instruments")
-    return False
+    if head is not None:
+        return any(_plural(w) for w in head.group(1).split())  # "hobbies", "places", "musical instruments"
+    said = _NOUN_VERB.search(text)
+    return said is not None and any(
+        verb is not None and verb not in DOC_STOPWORDS and _plural(noun)
+        for noun, verb in ((said.group(1), said.group(2)), (said.group(2), said.group(3)))
+    )
+
+
+def _plural(word: str) -> bool:
+    """Whether ``word`` is an English plural noun, as far as its ending tells ("hobbies", not "class", "news")."""
+    lower = word.casefold()
+    return (
+        len(lower) > 3
+        and lower.endswith("s")
+        and not lower.endswith("ss")
+        and lower not in _NOT_PLURAL
+        and stem(lower) != lower
+    )
