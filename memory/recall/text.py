@@ -127,10 +127,11 @@ def plain_terms(text: str) -> set[str]:
     capital: set[str] = set()
     for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
         word = m.group("word")
-        term = _word_term(word) if word is not None else None
-        if term is not None and word[0].islower():
+        if word is None or (term := _word_term(word)) is None:
+            continue
+        if word[0].islower():
             lower.add(term)
-        elif term is not None and word[0].isupper():
+        elif word[0].isupper():
             capital.add(term)
     return lower - capital
 
