@@ -22,7 +22,7 @@ from memory.recall.rank import Turn
 from memory.recall.store import ChatRow
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
-from tests.test_recall_spread import CHAT, sessions
+from tests.test_recall_spread import CHAT, line, sessions
 
 TOLD = "Mia: I spend every evening in the garden now, the tomatoes are ripe."  # what Mia told of herself
 SAID = "Mia: The garden show is on the radio tonight."  # the question's word, nothing of her life
@@ -65,6 +65,31 @@ def test_a_question_not_asking_for_a_guess_is_left_as_it_was(transcript, data_di
     garden_chat(transcript)
     question = "Tell me about Mia's garden"
     assert found(data_dir, question) == found(data_dir, question, **PLAIN) == [SAID, TOLD]
+
+
+def test_a_question_naming_two_people_puts_what_they_told_first_too(transcript, data_dir):
+    """``Weights.pair``: what two people do ("How do Deb and Andy help other people?") is what they told of
+    themselves, though the question asks for no guess and no list in its words."""
+    garden_chat(transcript)
+    question = "Tell me about Mia and Leo's garden"
+    assert found(data_dir, question, pair=False) == [SAID, TOLD]
+    assert found(data_dir, question) == [TOLD, SAID]
+    one = "Tell me about Mia's garden"  # one person: left as it was
+    assert found(data_dir, one) == found(data_dir, one, pair=False) == [SAID, TOLD]
+
+
+def test_a_fact_asked_of_two_people_is_still_held_to_the_relevance_floor(transcript, data_dir):
+    """``Weights.pair`` weighs what they told of themselves, nothing more: "Where did Mia and Leo see a zebra on
+    safari?" asks for a fact the chat would have said (memory.recall.query.asks_for_fact), and one rare word of it
+    ("saw") is not enough."""
+    chatter = [
+        line(who, f"{text} {i}", 1 + i // 3, 2 * (i % 3) + k)
+        for i in range(150)
+        for k, (who, text) in enumerate([("Leo", "what a day, chat number"), ("Mia", "same here, day")])
+    ]
+    transcript.append(CHAT, [line("Mia", "Last night I saw the Lumineers live, I screamed so much", 0, 0), *chatter])
+    assert found(data_dir, "Where did Mia and Leo see a zebra on safari?") == []
+    assert "Lumineers" in found(data_dir, "Which band did Mia and Leo see?")[0]
 
 
 def test_bot_search_answers_a_guess_the_same_way(transcript, data_dir, capsys):

@@ -47,6 +47,7 @@ class Query:
     fact: bool = False  # it asks for a fact the chat would have said (``asks_for_fact``), not for a guess
     hangul: bool = False  # written in Korean (its terms are bigrams: memory.recall.tuning.FACT_KO_WORDS)
     many: bool = False  # it asks for a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?")
+    pair: bool = False  # it names two people or more: what they told of themselves (Weights.pair)
 
     @property
     def whole(self) -> float:
@@ -58,7 +59,7 @@ class Query:
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
         tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
-        fact: bool = False, hangul: bool = False, many: bool = False,
+        fact: bool = False, hangul: bool = False, many: bool = False, pair: bool = False,
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -70,7 +71,7 @@ class Query:
         nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
         return cls(
             list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact,
-            hangul, many,
+            hangul, many, pair,
         )  # fmt: skip
 
 
@@ -238,6 +239,7 @@ def parse(
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
     many = asks_for_many(text)
+    pair = weights.pair and len({person[n] for n in speakers if n in person}) > 1
     query = Query.make(
         idf,
         {t: group[t] for t in terms},
@@ -250,5 +252,6 @@ def parse(
         asks_for_fact(text, many),
         bool(_HANGUL.search(text)),
         many,
+        pair,
     )
     return query, stats

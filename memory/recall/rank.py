@@ -245,7 +245,8 @@ def rank(
     # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and (q.many or guess)
+    lived = q.many or q.pair or guess  # ... or what two people did ("How do Deb and Andy help other people?")
+    of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
