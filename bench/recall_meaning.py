@@ -43,8 +43,6 @@ LISTS = ["What hobbies does she have?", "Which places have we been to?", "우리
 SEVENTH = Weights(others=1.0, guess_related=False, echo_guess=False, twice=False)
 # the eighth round's echoes as they were: from 5 best turns, at 0.3, plain words weighing as much as names
 EIGHTH = Weights(echo=0.3, echo_top=5, echo_plain=1.0)
-# the ninth round's step off: a question naming two people not weighed by what they told of themselves
-NINTH = Weights(pair=False)
 
 
 def timed(fn: object, runs: int = 5) -> float:
@@ -125,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
                 then = compare_before(data, Sampled(), index, Weights(disclose=0.0), asks_for_guess)
                 seventh = compare_before(data, Sampled(), index, SEVENTH, lambda q: True)
                 eighth = compare_before(data, Sampled(), index, EIGHTH, asks_for_many)
-                ninth = compare_before(data, Sampled(), index, NINTH, lambda q: True)
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -148,9 +145,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, eighth round: the echoes as before (5 best turns, 0.3, plain words in full) "
               f"{eighth[0] * 1e3:.1f} ms, now {eighth[1] * 1e3:.1f} ms ({eighth[1] / eighth[0]:.2f}x; median over the "
               "questions asking for a list, interleaved)")  # fmt: skip
-        print(f"issue 32, ninth round: a question naming two people weighed as any other "
-              f"{ninth[0] * 1e3:.1f} ms, now {ninth[1] * 1e3:.1f} ms ({ninth[1] / ninth[0]:.2f}x; median over all "
-              "questions, interleaved)")  # fmt: skip
     return 0
 
 
