@@ -63,8 +63,36 @@ def test_a_question_asking_for_a_list_puts_them_first_too(transcript, data_dir):
 
 def test_a_question_not_asking_for_a_guess_is_left_as_it_was(transcript, data_dir):
     garden_chat(transcript)
-    question = "Tell me about Mia's garden"
+    question = "Tell me about the garden"  # naming nobody
     assert found(data_dir, question) == found(data_dir, question, **PLAIN) == [SAID, TOLD]
+
+
+def test_a_question_naming_someone_weighs_how_much_a_message_tells_and_nothing_more(transcript, data_dir):
+    """``Weights.brief_named``: any other question naming someone cuts a message of a few words ("The garden show is
+    on the radio tonight": four terms of eight), but does not put what she told of herself first (``disclose``)."""
+    garden_chat(transcript)
+    question = "Tell me about Mia's garden"
+    assert found(data_dir, question, brief_named=0.0) == [SAID, TOLD]
+    assert found(data_dir, question) == [TOLD, SAID]
+
+
+def test_a_question_naming_someone_does_not_put_what_they_told_first(transcript, data_dir):
+    """Two messages long enough not to be cut: "I", "my" weigh nothing for a question naming her, as they do for a
+    guess about her."""
+    told = "Mia: I spent the whole evening in the garden again, picking tomatoes and pulling weeds for hours."
+    said = "Mia: The garden show on the radio tonight has a long segment about tomatoes and weeds."
+    sessions(transcript, [[("Mia", told.removeprefix("Mia: ")), ("Leo", "Lovely.")], [("Leo", "Work was long.")],
+                          [("Mia", said.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
+    assert found(data_dir, "Tell me about Mia's garden")[:2] == [said, told]
+    assert found(data_dir, "Does Mia have a garden?")[:2] == [told, said]
+
+
+def test_a_korean_question_naming_someone_keeps_a_short_message_whole(transcript, data_dir):
+    """The cut counts index terms, and Hangul is indexed by its two-letter pieces (memory.recall.text): a Korean
+    question is left as it was (bench.recall_korean keeps its figures)."""
+    told = "요즘 매일 저녁마다 정원에서 시간을 보내고 있어, 토마토도 다 익었고 상추도 잘 자라고 있어"
+    sessions(transcript, [[("민수", told), ("지은", "좋네.")], [("민수", "정원 얘기"), ("지은", "그래.")]])
+    assert found(data_dir, "민수의 정원")[:2] == ["민수: 정원 얘기", f"민수: {told}"]
 
 
 def test_a_question_naming_two_people_puts_what_they_told_first_too(transcript, data_dir):
@@ -72,10 +100,12 @@ def test_a_question_naming_two_people_puts_what_they_told_first_too(transcript, 
     themselves, though the question asks for no guess and no list in its words."""
     garden_chat(transcript)
     question = "Tell me about Mia and Leo's garden"
-    assert found(data_dir, question, pair=False) == [SAID, TOLD]
+    uncut = {"brief": 0.0, "brief_named": 0.0}  # no message's cut: what they told of themselves alone
     assert found(data_dir, question) == [TOLD, SAID]
-    one = "Tell me about Mia's garden"  # one person: left as it was
-    assert found(data_dir, one) == found(data_dir, one, pair=False) == [SAID, TOLD]
+    assert found(data_dir, question, pair=False, **uncut) == [SAID, TOLD]
+    assert found(data_dir, question, **uncut) == [TOLD, SAID]
+    one = "Tell me about Mia's garden"  # one person: not what she told of herself (only the cut, see above)
+    assert found(data_dir, one, **uncut) == found(data_dir, one, pair=False, **uncut) == [SAID, TOLD]
 
 
 def test_a_fact_asked_of_two_people_is_still_held_to_the_relevance_floor(transcript, data_dir):
@@ -176,7 +206,10 @@ def test_a_short_message_tells_less_than_a_long_one(transcript, data_dir):
     question = "Which pottery classes has Mia taken?"
     assert found(data_dir, question, brief=0.0) == [SHORT, LONG]
     assert found(data_dir, question) == [LONG, SHORT]
-    assert found(data_dir, "Tell me about Mia's pottery class") == [SHORT, LONG]  # not a list: as it was
+    assert found(data_dir, "Tell me about the pottery class") == [SHORT, LONG]  # naming nobody: as it was
+    named = "Tell me about Mia's pottery class"  # naming her: the cut alone (``Weights.brief_named``)
+    assert found(data_dir, named, brief_named=0.0) == [SHORT, LONG]
+    assert found(data_dir, named) == [LONG, SHORT]
 
 
 MUDDY = "Mia: My hands are muddy again from the studio."
@@ -193,6 +226,9 @@ def test_the_floor_sees_a_short_message_s_score_before_the_cut():
     assert rank._unprompted([turn], True, weights) == pytest.approx(1.0)
     assert rank._unprompted([turn], False, weights) == turn.score  # any other question: the score as it is
     assert rank._unprompted([turn], True, Weights()) == turn.score
+    turn.score = 1.0 * 4 / weights.brief_named  # any other question naming someone: the cut alone
+    assert rank._unprompted([turn], False, weights, short=True) == pytest.approx(1.0)
+    assert rank._unprompted([turn], False, Weights(), short=True) == turn.score
 
 
 @pytest.mark.parametrize(

@@ -122,9 +122,11 @@ def test_the_named_speaker_comes_first_also_from_a_name_prefix(data_dir, index):
 
 
 def test_a_short_name_stands_for_the_speaker_it_begins(data_dir, index):
+    # both of eight terms or more: a question naming someone cuts a message of fewer (Weights.brief_named), and
+    # the turn saying "Mel" was the longer one; here only whose name it is tells them apart
     said = [
-        turn("user", "Melanie: I finished a painting of a lighthouse yesterday."),
-        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny! Mel, you first."),
+        turn("user", "Melanie: Caro, I finished a painting of a lighthouse yesterday, near the old harbour."),
+        turn("assistant", "Caroline: I finished a painting of a lighthouse too, funny! Mel, you first, by the sea."),
     ]
     write(data_dir, "c", chatter(30, ("Melanie", "Caroline")) + said + chatter(30, ("Melanie", "Caroline")))
     assert index.search("c", "What did Mel paint?", 1)[0].line == 31  # Melanie's, not the turn saying "Mel"

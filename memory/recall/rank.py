@@ -247,6 +247,8 @@ def rank(
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
     lived = q.many or q.pair or guess  # ... or what two people did ("How do Deb and Andy help other people?")
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
+    # any other English question naming someone ("When did Deb run the 5K?"): a message of a few words tells little
+    short = weights.brief_named > 0 and not of_them and bool(q.speakers) and not q.hangul
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
@@ -281,7 +283,7 @@ def rank(
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
             own(t)
-        _score(pool, q, weights, of_them)
+        _score(pool, q, weights, of_them, short)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
@@ -296,7 +298,7 @@ def rank(
         confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
     held = not (weights.guess_related and named_guess)  # a guess about someone named: its related turns
-    if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers) / norm, sure):
+    if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers, short) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
         weights.floor
@@ -358,7 +360,12 @@ def _of_them(t: Turn, w: Weights, asked: frozenset[str] = frozenset()) -> float:
     ``Weights.others`` if the question names whose turns it asks for (``asked``: Query.speakers) and not its."""
     told = 1 + w.disclose if _discloses(t) else 1.0
     other = w.others if asked and not _by(t, asked) else 1.0
-    return told * other * (min(1.0, max(_words(t), 1) / w.brief) if w.brief > 0 else 1.0)
+    return told * other * _brief(t, w.brief)
+
+
+def _brief(t: Turn, brief: float) -> float:
+    """What a message of fewer than ``brief`` index terms keeps of its score: ``min(1, terms / brief)``."""
+    return min(1.0, max(_words(t), 1) / brief) if brief > 0 else 1.0
 
 
 def _by(t: Turn, speakers: frozenset[str]) -> bool:
@@ -366,13 +373,15 @@ def _by(t: Turn, speakers: frozenset[str]) -> bool:
     return t.speaker in speakers or (t.speaker is None and "@" + t.role in speakers)
 
 
-def _unprompted(out: list[Turn], of_them: bool, w: Weights, asked: frozenset[str] = frozenset()) -> float:
+def _unprompted(
+    out: list[Turn], of_them: bool, w: Weights, asked: frozenset[str] = frozenset(), short: bool = False
+) -> float:
     """The best score of ``out`` (best first) that the relevance floor compares: as shown with
-    ``Weights.disclose_floor``, else without what ``_of_them`` multiplied (the floor the same for a guess or a
-    list as for any question)."""
-    if not of_them or w.disclose_floor:
+    ``Weights.disclose_floor``, else without what ``_of_them`` (or, for a question naming someone, ``_brief``:
+    ``short``) multiplied (the floor the same for a guess or a list as for any question)."""
+    if not (of_them or short) or w.disclose_floor:
         return out[0].score
-    return max(t.score / _of_them(t, w, asked) for t in out)
+    return max(t.score / (_of_them(t, w, asked) if of_them else _brief(t, w.brief_named)) for t in out)
 
 
 def _words(t: Turn) -> int:
@@ -447,7 +456,7 @@ def _question(t: Turn) -> bool:
     return t.content.rstrip().endswith(("?", "？"))
 
 
-def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -> None:
+def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, short: bool = False) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
         session_best.setdefault(t.session, []).append(t.own)
@@ -484,4 +493,6 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False) -
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
         if of_them:  # what its speaker told of themselves: a guess about them rests on it
             score *= _of_them(t, w, q.speakers)
+        elif short:  # any other question naming someone: a message of a few words tells little of them
+            score *= _brief(t, w.brief_named)
         t.score = score

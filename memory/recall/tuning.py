@@ -219,6 +219,16 @@ class Weights:
     # 49.4 / 56.7 -> 57.3 at 0.4, the same at 0.15 and 0 (the friend's turns all below), 44.2 and 48.9 at 0.7; the
     # never-answered questions the same
     others: float = 0.4
+    # any other English question naming someone ("When did Deb run the 5K?", "What did Mel paint?") gets the cut of
+    # a short message alone (a turn of fewer than ``brief_named`` index terms keeps that share of its score), not
+    # ``disclose`` nor ``others``: the bursts of a real chat ("lol", "omg", "wait what") hold a word of the question
+    # or sit next to its answer. Tenth round (bench/RESULTS.md), all @1 / @5 / @10 at 0 -> 8: `real` tuning seeds
+    # 26.7 / 55.3 / 68.1 -> 30.0 / 57.2 / 68.6 (3 / 4 / 5 / 6: @5 56.0, 56.0, 56.3, 56.6), held out 54.6 / 66.2 ->
+    # 56.5 / 67.4 @5 / @10, fresh 55.3 / 65.5 -> 57.2 / 66.8; `named` the same within 0.5 @5 and @10 (single facts
+    # @1 69.1 -> 66.9); the automatic recall @5 `real` 35.7 -> 36.3; the never-answered questions the same. The cost:
+    # the facts generator's short fact turns ("Yes, with a teacher called Mr Okafor.") @1 64.8 -> 53.4 (at 5: 64.5,
+    # at 6: 58.9), @5 and @10 the same. With ``disclose`` too (the ninth round's lead): `real` @5 56.3, 55.1, 56.2
+    brief_named: float = 8.0
     # a guess about someone the question names (memory.recall.query.asks_for_guess) returns the turns related to it
     # (by words or meaning) without one that is clearly about it (``finds``): a guess is never said outright, and
     # the relevance floor had silenced "Would Gi enjoy a farmers market?" (her tomatoes), "Is Cal a parent?" (the
