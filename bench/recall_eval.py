@@ -350,6 +350,7 @@ STEPS: dict[
     "echoes as before": {"echo": 0.3, "echo_top": 5, "echo_plain": 1.0},  # 5 anchors, 0.3, plain terms in full
     "two as any": {"pair": False},  # a question naming two people not weighed by what they told (ninth round)
     "short named in full": {"brief_named": 0.0},  # any other question naming someone: no cut of a short message
+    "meaning as any": {"meaning_lived": 0.0},  # a list, a guess, two people: the meaning weighed as for any question
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.cli import search as search_cli
-from memory.recall import RecallIndex, rank
+from memory.recall import RecallIndex, told
 from memory.recall.meaning import Dense
 from memory.recall.query import asks_for_guess
 from memory.recall.rank import Turn
@@ -217,18 +217,18 @@ MUDDY = "Mia: My hands are muddy again from the studio."
 
 def test_the_floor_sees_a_short_message_s_score_before_the_cut():
     """Without ``Weights.disclose_floor`` the relevance floor reads the best score as it was before a guess's or a
-    list's priors (memory.recall.rank ``_unprompted``): a turn saying "my" (x 1.6) of four terms (x 4/8) that scored
+    list's priors (memory.recall.told ``unprompted``): a turn saying "my" (x 1.6) of four terms (x 4/8) that scored
     1.0 counts as 1.0; with it, as shown."""
     turn = Turn(id=1, file=0, line=1, offset=0, ts=None, day=None, at=None, role="user", name="Mia", speaker="mia",
                 session=1, dead=0, terms="hand muddy again studio", content=MUDDY)  # fmt: skip
     weights = Weights(disclose_floor=False)
     turn.score = 1.0 * (1 + weights.disclose) * 4 / weights.brief
-    assert rank._unprompted([turn], True, weights) == pytest.approx(1.0)
-    assert rank._unprompted([turn], False, weights) == turn.score  # any other question: the score as it is
-    assert rank._unprompted([turn], True, Weights()) == turn.score
+    assert told.unprompted([turn], True, weights) == pytest.approx(1.0)
+    assert told.unprompted([turn], False, weights) == turn.score  # any other question: the score as it is
+    assert told.unprompted([turn], True, Weights()) == turn.score
     turn.score = 1.0 * 4 / weights.brief_named  # any other question naming someone: the cut alone
-    assert rank._unprompted([turn], False, weights, short=True) == pytest.approx(1.0)
-    assert rank._unprompted([turn], False, Weights(), short=True) == turn.score
+    assert told.unprompted([turn], False, weights, short=True) == pytest.approx(1.0)
+    assert told.unprompted([turn], False, Weights(), short=True) == turn.score
 
 
 @pytest.mark.parametrize(
@@ -248,3 +248,38 @@ def test_the_floor_sees_a_short_message_s_score_before_the_cut():
 )
 def test_which_questions_ask_for_a_guess(question, guess):
     assert asks_for_guess(question) is guess
+
+
+GARDEN = "Mia: I spend every evening in the garden now, the tomatoes are ripe and the basil too."
+MARKET = "Mia: The farmers market downtown opens again on Saturday morning, the radio said."
+
+
+def market_chat(transcript: Transcript) -> None:
+    sessions(transcript, [[("Mia", GARDEN.removeprefix("Mia: ")), ("Leo", "Lovely.")], [("Leo", "Work was long.")],
+                          [("Mia", MARKET.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Would Mia enjoy a farmers market?",
+        "Which farmers markets has Mia been to?",
+        "Would Mia and Leo enjoy a farmers market?",
+    ],
+)
+def test_a_guess_or_a_list_weighs_the_meaning_more(transcript, data_dir, monkeypatch, question):
+    """``Weights.meaning_lived``: a guess about her, a list of what she did, or what two people did rests on what
+    she told in other words than the question's (her garden, close in meaning only), more than on a turn holding
+    the question's words and nothing of her life."""
+    market_chat(transcript)
+    close_by_meaning(monkeypatch, GARDEN, 0.3)
+    assert found(data_dir, question, meaning_lived=0.0) == [MARKET, GARDEN]
+    assert found(data_dir, question) == [GARDEN, MARKET]
+
+
+def test_any_other_question_weighs_the_meaning_as_before(transcript, data_dir, monkeypatch):
+    market_chat(transcript)
+    close_by_meaning(monkeypatch, GARDEN, 0.45)
+    question = "What did Mia say about the farmers market?"
+    assert found(data_dir, question) == [MARKET, GARDEN]
+    assert found(data_dir, question, meaning=Weights().meaning_lived) == [GARDEN, MARKET]  # as much: the garden first

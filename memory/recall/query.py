@@ -119,7 +119,7 @@ def asks_for_guess(text: str) -> bool:
     """Whether an English question asks for a guess from what someone told of themselves, not in the question's
     words: "What would Deb likely study?", "Would Mel enjoy a cabin weekend?" (would, might, likely, probably),
     or a yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"). Korean: no (the turns telling
-    of their speaker are found by English words: memory.recall.rank._discloses)."""
+    of their speaker are found by English words: memory.recall.told.discloses)."""
     if _HANGUL.search(text):
         return False
     return bool(_INFER.search(text) or _YES_NO.search(text))

@@ -33,7 +33,8 @@
    With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
    candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
-   vector: a turn that says it in other words scores like one holding the query's words.
+   vector: a turn that says it in other words scores like one holding the query's words; ``meaning_lived``
+   instead of ``meaning`` for a list, a guess or a question naming two people (what they told of their life).
 4. A turn with the same text as a better one (small talk repeats itself) keeps ``duplicate`` of
    its score for each, so the places go to different turns.
 5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
@@ -67,6 +68,12 @@ from memory.recall.meaning import Dense
 from memory.recall.query import Query, asks_for_guess, parse
 from memory.recall.spread import echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
+from memory.recall.told import brief as _brief
+from memory.recall.told import by as _by
+from memory.recall.told import of_them as _of_them
+from memory.recall.told import question as _question
+from memory.recall.told import unprompted as _unprompted
+from memory.recall.told import words as _words
 from memory.recall.tuning import (
     DEFAULT_WEIGHTS,
     FACT_KO_WORDS,
@@ -87,7 +94,6 @@ from memory.recall.tuning import (
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
 _WORDS = re.compile(r"(\w+)")
-_FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 _COLUMNS = "id, file, line, offset, ts, day, at, role, name, speaker, session, dead, terms, content"
 
 
@@ -242,7 +248,7 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    # a guess about someone, or a list of what they did: what they told of themselves (English words, see _FIRST)
+    # a guess about someone, or a list of what they did: what they told of themselves (memory.recall.told)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
     lived = q.many or q.pair or guess  # ... or what two people did ("How do Deb and Andy help other people?")
@@ -252,6 +258,8 @@ def rank(
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
     scale = weights.meaning * max(q.total, 1.0)
+    # a list, a guess or two people: what they told of their life, in other words than the question's (the meaning)
+    ranked = (weights.meaning_lived if lived and weights.meaning_lived else weights.meaning) * max(q.total, 1.0)
     said = not q.unknown  # the chat said every word of the query
 
     def own(t: Turn) -> None:
@@ -308,6 +316,11 @@ def rank(
     ):
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
+    if ranked != scale and dense is not None:  # the floor decided as for any question; the ranking weighs the meaning
+        scale = ranked
+        for t in pool.values():
+            own(t)
+        out = scored()
     many = not weights.gate or q.many or (weights.echo_guess and named_guess)  # the steps for answers spread over days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
     if weights.echo > 0 and out and many and limit > weights.keep:  # the turns like the best ones, in other sessions
@@ -347,46 +360,6 @@ def _states_fact(
         return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
     floor = w.fact if dense is not None or not q.hangul else w.fact * FACT_KO_WORDS
     return states_fact(max((t.own for t in said), default=0.0), q.whole, floor)
-
-
-def _discloses(t: Turn) -> bool:
-    """Whether ``t`` tells something of its speaker: "I", "my", "we" ... in a turn that is not a question."""
-    return bool(_FIRST.search(t.content)) and not _question(t)
-
-
-def _of_them(t: Turn, w: Weights, asked: frozenset[str] = frozenset()) -> float:
-    """What a question asking for a guess about someone or a list multiplies ``t``'s score by: ``1 +
-    Weights.disclose`` if it tells of its speaker, times ``min(1, its terms / Weights.brief)``, times
-    ``Weights.others`` if the question names whose turns it asks for (``asked``: Query.speakers) and not its."""
-    told = 1 + w.disclose if _discloses(t) else 1.0
-    other = w.others if asked and not _by(t, asked) else 1.0
-    return told * other * _brief(t, w.brief)
-
-
-def _brief(t: Turn, brief: float) -> float:
-    """What a message of fewer than ``brief`` index terms keeps of its score: ``min(1, terms / brief)``."""
-    return min(1.0, max(_words(t), 1) / brief) if brief > 0 else 1.0
-
-
-def _by(t: Turn, speakers: frozenset[str]) -> bool:
-    """Whether ``t`` was said by one of ``speakers`` (Query.speakers: names, or "@role" in a chat without names)."""
-    return t.speaker in speakers or (t.speaker is None and "@" + t.role in speakers)
-
-
-def _unprompted(
-    out: list[Turn], of_them: bool, w: Weights, asked: frozenset[str] = frozenset(), short: bool = False
-) -> float:
-    """The best score of ``out`` (best first) that the relevance floor compares: as shown with
-    ``Weights.disclose_floor``, else without what ``_of_them`` (or, for a question naming someone, ``_brief``:
-    ``short``) multiplied (the floor the same for a guess or a list as for any question)."""
-    if not (of_them or short) or w.disclose_floor:
-        return out[0].score
-    return max(t.score / (_of_them(t, w, asked) if of_them else _brief(t, w.brief_named)) for t in out)
-
-
-def _words(t: Turn) -> int:
-    """How many index terms ``t`` holds (stopwords are not terms)."""
-    return t.terms.count(" ") + 1 if t.terms else 0
 
 
 def _near_related(t: Turn) -> bool:
@@ -450,10 +423,6 @@ def _asks(asked: Turn, answer: Turn) -> bool:
     """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it
     answers it; the turn before it is what it asks about)."""
     return not _same(asked, answer) and _question(asked)
-
-
-def _question(t: Turn) -> bool:
-    return t.content.rstrip().endswith(("?", "？"))
 
 
 def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, short: bool = False) -> None:
