@@ -108,6 +108,41 @@ def test_repeated_small_talk_does_not_fill_the_results(data_dir, index):
         assert 7 not in lines(plain.search("c", "coffee", 3))
 
 
+def test_small_talk_repeated_in_other_case_and_punctuation_is_still_a_repeat(data_dir, index):
+    said = [
+        "Coffee is the only thing keeping me going.",
+        "coffee is the only thing keeping me going",
+        "COFFEE is the only thing keeping me going!!",
+        "Coffee... is the only thing keeping me going",
+    ]
+    write(data_dir, "c", [turn("user", text) for text in said])
+    write(
+        data_dir,
+        "c",
+        [
+            turn("assistant", "I had coffee with Tom at the station cafe this morning, lovely chat."),
+            turn("user", "The new place on Fifth Street makes better coffee than the station cafe, Tom says."),
+        ],
+    )
+    write(data_dir, "c", chatter(30))
+    assert lines(index.search("c", "coffee", 3)) == [4, 5, 6]  # one of the four, then the two other turns
+
+
+def test_the_same_words_said_by_the_other_person_are_not_a_repeat(data_dir):
+    """``Weights.repeat_by_speaker``: Melanie and Caroline both went to the support group: two things told, not
+    small talk said twice; Melanie's, below Caroline's, keeps its whole score and comes before a turn that only
+    mentions the group."""
+    said = [
+        turn("user", "Melanie: I went to the support group yesterday, it was so powerful.", name="Melanie"),
+        turn("assistant", "Caroline: The support group thing sounds nice, tell me more some day.", name="Caroline"),
+        turn("assistant", "Caroline: I went to the support group yesterday, it was so powerful.", name="Caroline"),
+    ]
+    write(data_dir, "c", chatter(30, ("Melanie", "Caroline")) + said + chatter(30, ("Melanie", "Caroline")))
+    for by_speaker, second in ((True, 31), (False, 32)):
+        with RecallIndex(data_dir, weights=Weights(repeat_by_speaker=by_speaker)) as idx:
+            assert lines(idx.search("c", "Who went to the support group yesterday?", 2))[1] == second, by_speaker
+
+
 # -- who said it -----------------------------------------------------------------------------------
 
 

@@ -35,8 +35,8 @@
    similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
    vector: a turn that says it in other words scores like one holding the query's words; ``meaning_lived``
    instead of ``meaning`` for a list, a guess or a question naming two people (what they told of their life).
-4. A turn with the same text as a better one (small talk repeats itself) keeps ``duplicate`` of
-   its score for each, so the places go to different turns.
+4. A turn with the same words as a better one by the same person (small talk repeats itself; case and
+   punctuation aside) keeps ``duplicate`` of its score for each, so the places go to different turns.
 5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
    best filled with the turns of other sessions that echo the best ones (memory.recall.spread).
 
@@ -295,7 +295,7 @@ def rank(
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
-            _penalise_repeats(out, weights.duplicate)
+            _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker)
         return out
 
     if not any(eligible(t) for t in pool.values()):
@@ -395,19 +395,22 @@ def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> No
             pool[t.id] = t
 
 
-def _text_key(t: Turn) -> str:
+def _text_key(t: Turn, by_speaker: bool = True) -> str:
+    """What two repeats share: their words, case and punctuation aside, and who said them (``by_speaker``: the
+    other person saying the same words tells another thing: "I went to the support group yesterday")."""
     text = t.content
     if t.speaker and text[: len(t.speaker) + 1].casefold() == t.speaker + ":":
         text = text[len(t.speaker) + 1 :]
-    return " ".join(text.casefold().split())
+    words = " ".join(_WORDS.findall(text.casefold()))
+    return f"{t.speaker or '@' + t.role}: {words}" if by_speaker else words
 
 
-def _penalise_repeats(turns: list[Turn], share: float) -> None:
+def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True) -> None:
     """Turns saying what a better one says (small talk repeats itself) keep ``share`` of their
     score for each better one; ``turns`` is sorted best first and stays so."""
     seen: Counter[str] = Counter()
     for t in turns:
-        key = _text_key(t)
+        key = _text_key(t, by_speaker)
         if seen[key]:
             t.score *= share ** seen[key]
         seen[key] += 1
