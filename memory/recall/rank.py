@@ -266,7 +266,7 @@ def rank(
         _bm25(t, q, avgdl)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
             t.similarity = dense.similarity(t.id)
-            t.own += scale * max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
+            t.own += scale * _above(t, dense)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
         t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
@@ -317,9 +317,9 @@ def rank(
         if not any(on_day(t) for t in pool.values() if eligible(t)):  # "what happened on 2023-05-07": that day
             return []  # a fact the chat would have said in words close to the question's: no turn says enough of it
     if ranked != scale and dense is not None:  # the floor decided as for any question; the ranking weighs the meaning
-        scale = ranked
-        for t in pool.values():
-            own(t)
+        for t in pool.values():  # more: only the meaning's part of each turn's own score changes
+            t.own += (ranked - scale) * _above(t, dense)
+        scale = ranked  # ... and so for the turns next to the best ones that scored() reads
         out = scored()
     many = not weights.gate or q.many or (weights.echo_guess and named_guess)  # the steps for answers spread over days
     kept = out[: weights.keep]  # ... leave the best places of the ranking as they were
@@ -360,6 +360,11 @@ def _states_fact(
         return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
     floor = w.fact if dense is not None or not q.hangul else w.fact * FACT_KO_WORDS
     return states_fact(max((t.own for t in said), default=0.0), q.whole, floor)
+
+
+def _above(t: Turn, dense: Dense) -> float:
+    """How far ``t``'s similarity to the query is above the floor (Dense.floor), scaled to 0..1."""
+    return max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
 
 
 def _near_related(t: Turn) -> bool:
