@@ -71,6 +71,21 @@ def test_irregular_forms_meet_their_base_form():
     assert [t.text for t in query_terms("When did she run the race?")] == doc_terms("ran race")
 
 
+def test_a_word_of_the_tense_is_not_searched_as_the_topic(data_dir, index):
+    """The words "still" and "currently" tell the tense (memory.recall.query reads them as asking about now), not
+    what the question is about: the only word of this question the chat said was "still", and the turns saying it
+    (small talk) ranked first (the relevance floor silences them here, but not beside a turn close in meaning, the
+    car); now the question has no word of the chat to rank by."""
+    write(data_dir, "c", chatter(20))
+    write(data_dir, "c", [turn("user", "Ugh and I still haven't done my taxes, still!") for _ in range(3)])
+    write(data_dir, "c", [turn("user", "I finally bought a car, no more waiting for the bus in the rain.")])
+    write(data_dir, "c", chatter(20))
+    assert index.search("c", "Does Jo still rely on public transport?", 3) == []
+    with RecallIndex(data_dir, weights=Weights(floor=False)) as ranked:  # the ranking itself, below the floor
+        assert ranked.search("c", "Does Jo still rely on public transport?", 3) == []
+    assert [t.text for t in query_terms("Is she currently still on the bus?")] == doc_terms("bus")
+
+
 def test_a_question_in_other_words_finds_the_turn(data_dir, index):
     write(data_dir, "c", chatter(40))
     write(data_dir, "c", [turn("user", "We adopted a beagle puppy last week, she chews everything!")])

@@ -52,13 +52,17 @@ DOC_STOPWORDS = frozenset(
     """.split()
 )
 
-# Also removed from queries only: question words, requests and small talk.
+# Also removed from queries only: question words, requests and small talk; and the words of the tense ("still",
+# "currently": memory.recall.query reads them as asking about now, as it reads "now", a stopword): "Does Jo still
+# rely on public transport?" in a chat that never said "transport" ranked every "I still haven't done my taxes"
+# first, by the one word of the question the chat said
 QUERY_STOPWORDS = DOC_STOPWORDS | frozenset(
     """
     when where why how whose tell remember recall say said mention mentioned talk talked
     know think thing things something anything kind sort like please thanks thank sure really
     get got go went going make made let us one ever last time times
     likely probably possibly perhaps maybe recently lately usually typically often many much long
+    still currently nowadays anymore
     """.split()
 )
 
