@@ -10,9 +10,9 @@ export of two friends would read (an own random stream per seed: the questions a
 - bursts: a fact comes after "omg" / "ok so guess what" from the same person, a reply is followed by
   "lol" or "sooo true", several short messages in a row by one person;
 - long messages mixing topics: a fact with a sentence about something else before or after it;
-- typed fast: a quarter of the other messages in lower case, without their last full stop, the facts as well
-  as the small talk (until 2026-12-04 only the messages that were no question's evidence: a ranking could have
-  learnt that a message in lower case is never the answer);
+- typed fast: a quarter of the messages not mixing topics in lower case, without their last full stop, the
+  facts as well as the small talk (until 2026-12-04 only the messages that were no question's evidence: a
+  ranking could have learnt that a message in lower case is never the answer);
 - photos with only a caption: "[shared an image: …]" becomes a message of its own, "[photo] …";
 - more small talk between the facts;
 - with ``typos`` (the ``typos`` style of bench.recall_eval): typing errors in the messages' words too, a
@@ -119,7 +119,7 @@ def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversati
         if number in evidence and rnd.random() < 0.3:
             text = f"{text} {rnd.choice(MIXED)}" if rnd.random() < 0.5 else f"{rnd.choice(MIXED)} {text}"
         elif rnd.random() < 0.25:
-            text = text.lower().rstrip(".!")  # typed fast: the facts too (a lower-case message is not small talk)
+            text = text.lower().rstrip(".!")  # typed fast: the facts too (a message in lower case may be the answer)
         emit(name, text, at)
         moved[number] = len(out)
         if image:
