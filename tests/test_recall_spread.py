@@ -182,3 +182,25 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
 )
 def test_which_questions_ask_for_a_list(question, many):
     assert asks_for_many(question) is many
+
+
+def test_an_echo_said_again_word_for_word_keeps_a_share_of_its_score_like_any_repeat(transcript, data_dir):
+    """``Weights.duplicate`` holds for the echoes' bonus too: the same mention said in three sessions is one
+    thing told, so the second copy keeps at most half the first's score, the echo's part included (the bonus
+    was added after the repeats were counted: three copies as good as one took three places)."""
+    again = "Spent Sunday at Clayhouse again, muddy hands."
+    sessions(
+        transcript,
+        [
+            [("Mia", "My new hobby is pottery at the Clayhouse studio!"), ("Leo", "Fun, send pictures.")],
+            [("Leo", DISTRACTIONS[0]), ("Mia", again)],
+            [("Leo", DISTRACTIONS[1]), ("Mia", again)],
+            [("Leo", DISTRACTIONS[2]), ("Mia", again)],
+            [("Mia", "Picked up my glazed bowl at Clayhouse today."), ("Leo", DISTRACTIONS[3])],
+        ],
+    )
+    with RecallIndex(data_dir, weights=Weights(echo=3.0)) as index:
+        hits = index.search(CHAT, "What hobbies does Mia have?", 10)
+    copies = [h.score for h in hits if h.content == f"Mia: {again}"]
+    assert len(copies) == 3 and copies[0] > 0
+    assert copies[1] <= 0.5 * copies[0] + 1e-9 and copies[2] <= 0.25 * copies[0] + 1e-9

@@ -36,7 +36,8 @@
    vector: a turn that says it in other words scores like one holding the query's words; ``meaning_lived``
    instead of ``meaning`` for a list, a guess or a question naming two people (what they told of their life).
 4. A turn with the same words as a better one by the same person (small talk repeats itself; case and
-   punctuation aside) keeps ``duplicate`` of its score for each, so the places go to different turns.
+   punctuation aside) keeps ``duplicate`` of its score for each (the echoes' bonus of step 5 included), so the
+   places go to different turns.
 5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
    best filled with the turns of other sessions that echo the best ones (memory.recall.spread).
 
@@ -287,12 +288,14 @@ def rank(
 
     floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
 
-    def scored() -> list[Turn]:
+    def scored(bonus: Callable[[Turn], float] | None = None) -> list[Turn]:
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
             own(t)
         _score(pool, q, weights, of_them, short)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
+        for t in out if bonus is not None else ():
+            t.score += bonus(t)  # before the repeats are counted: a repeat's bonus is shared out like its score
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
             _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker)
@@ -331,10 +334,7 @@ def rank(
             if i in pool:
                 own(pool[i])
         mark_echoes(found, pool.values(), chat.docs)
-        out = scored()
-        for t in out:
-            t.score += weights.echo * t.echo
-        out = sorted(out, key=lambda t: (-t.score, -t.id))
+        out = scored(lambda t: weights.echo * t.echo)
     if weights.spread < 1:
         spread(out, weights.spread)
     if kept and out[: len(kept)] != kept:
