@@ -9,7 +9,10 @@ export of two friends would read (an own random stream per seed: the questions a
 - the friend calls them by nicknames, in lowercase, and misspells names ("mel", "Melly", "Melaine");
 - bursts: a fact comes after "omg" / "ok so guess what" from the same person, a reply is followed by
   "lol" or "sooo true", several short messages in a row by one person;
-- long messages mixing topics: a fact with a sentence about something else before or after it;
+- long messages mixing topics: a message with a sentence about something else before or after it ("Btw my
+  kettle died on me today."), the facts and the small talk alike, each aside made from parts so that few are
+  said twice (until 2026-12-04 only the facts, from six sentences: a message with one of them was always some
+  question's answer, and the rare words of the six linked the answers to each other);
 - typed fast: a quarter of the messages not mixing topics in lower case, without their last full stop, the
   facts as well as the small talk (until 2026-12-04 only the messages that were no question's evidence: a
   ranking could have learnt that a message in lower case is never the answer);
@@ -41,11 +44,40 @@ NICKS = {
 }  # fmt: skip
 BEFORE = ["omg", "ok so guess what", "wait", "sooo", "hey!!", "ok listen", "haha ok"]
 AFTER = ["lol", "sooo true", "haha", "anyway", "😂", "yeah", "ikr", "brb", "ok", "omg yes"]
-MIXED = [
-    "Also my car made a weird noise again this morning.", "Btw did you watch the game last night?",
-    "Ugh and I still haven't done my taxes.", "Side note, the new cafe on 5th is finally open.",
-    "Oh and my phone screen cracked, great timing.", "Anyway the weather is awful here today.",
-]  # fmt: skip
+# Asides, a sentence about something else: made from parts, so that nearly every one is said once (a chat's
+# asides are not six sentences repeated; repeated, their words would link the messages holding them). None
+# touches what a question never answered in the chat asks (bench.recall_persona.OFF_TOPIC: no election, no
+# repairs, no bar, no club): an aside must not answer it
+_OPEN = ["Also", "Btw", "Oh and", "Side note,", "Anyway", "Ugh and", "Random but", "Unrelated, but"]
+_THINGS = ["car", "phone", "fridge", "heater", "kettle", "washing machine", "dishwasher", "toaster", "printer",
+           "microwave", "vacuum cleaner", "headphones", "doorbell"]  # fmt: skip
+_BROKE = ["made a weird noise again this morning", "died on me today", "is acting up again",
+          "is fine again, no idea why", "stopped working, great timing", "needs replacing soon",
+          "is making that clicking sound again"]  # fmt: skip
+_SHOWS = ["the finale", "that documentary", "the debate", "the talk show", "the awards", "the quiz show",
+          "the new season", "the cooking contest", "the weather forecast", "the baking show"]  # fmt: skip
+_SHOPS = ["cafe", "bakery", "pharmacy", "noodle place", "hardware store", "dry cleaner", "taco place", "florist",
+          "ice cream shop", "barber"]  # fmt: skip
+_STREETS = ["on 5th", "on Main Street", "on Elm", "on Oak Avenue", "round the corner", "on Pine Road", "by the station"]
+_CHORES = ["done my taxes", "called the dentist", "returned that parcel", "renewed my passport",
+           "answered my emails", "cleaned the oven", "paid the parking ticket", "sorted the recycling",
+           "sent that form back", "booked the car service"]  # fmt: skip
+_WEATHER = ["awful", "so weird", "freezing", "way too hot", "grey and gloomy", "surprisingly nice", "so windy",
+            "drizzly all day"]  # fmt: skip
+_SMALL_ASIDES = ["my {thing} {broke}.", "did you watch {show} last night?", "the new {shop} {street} is finally open.",
+                 "I still haven't {chore}.", "the weather is {weather} here today."]  # fmt: skip
+
+
+def _aside(rnd: random.Random) -> str:
+    """A sentence about something else ("Btw my kettle died on me today.")."""
+    body = rnd.choice(_SMALL_ASIDES).format(
+        thing=rnd.choice(_THINGS), broke=rnd.choice(_BROKE), show=rnd.choice(_SHOWS), shop=rnd.choice(_SHOPS),
+        street=rnd.choice(_STREETS), chore=rnd.choice(_CHORES), weather=rnd.choice(_WEATHER),
+    )  # fmt: skip
+    return f"{rnd.choice(_OPEN)} {body}"
+
+
+MIX_SHARE = 0.3  # of every message of five words or more: an aside before or after it
 _IMAGE = re.compile(r"\s*\[shared an image: ([^\]]+)\]")
 
 
@@ -116,8 +148,8 @@ def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversati
             text = _IMAGE.sub("", text)
         if number in evidence and rnd.random() < 0.4:
             emit(name, rnd.choice(BEFORE), at)  # a burst: the fact comes after a short message
-        if number in evidence and rnd.random() < 0.3:
-            text = f"{text} {rnd.choice(MIXED)}" if rnd.random() < 0.5 else f"{rnd.choice(MIXED)} {text}"
+        if len(text.split()) >= 5 and rnd.random() < MIX_SHARE:  # the facts and the small talk alike
+            text = f"{text} {_aside(rnd)}" if rnd.random() < 0.5 else f"{_aside(rnd)} {text}"
         elif rnd.random() < 0.25:
             text = text.lower().rstrip(".!")  # typed fast: the facts too (a message in lower case may be the answer)
         emit(name, text, at)
