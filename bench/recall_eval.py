@@ -352,6 +352,7 @@ STEPS: dict[
     "short named in full": {"brief_named": 0.0},  # any other question naming someone: no cut of a short message
     "meaning as any": {"meaning_lived": 0.0},  # a list, a guess, two people: the meaning weighed as for any question
     "repeats across people": {"repeat_by_speaker": False},  # the same words by the other person: a repeat too
+    "fillers as turns": {"skip_fillers": False},  # "lol", "omg" part a question from its answer (twelfth round)
 }
 
 

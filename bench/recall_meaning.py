@@ -45,6 +45,8 @@ SEVENTH = Weights(others=1.0, guess_related=False, echo_guess=False, twice=False
 EIGHTH = Weights(echo=0.3, echo_top=5, echo_plain=1.0)
 # the tenth round's second scoring of a guess or a list off (its other step, a question naming someone: none here)
 TENTH = Weights(meaning_lived=0.0)
+# the twelfth round's fillers ("lol", "omg") read as turns like any other, not skipped
+TWELFTH = Weights(skip_fillers=False)
 
 
 def timed(fn: object, runs: int = 5) -> float:
@@ -126,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 seventh = compare_before(data, Sampled(), index, SEVENTH, lambda q: True)
                 eighth = compare_before(data, Sampled(), index, EIGHTH, asks_for_many)
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
+                fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -151,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, tenth round: a guess or a list scored once (the meaning as for any question) "
               f"{lived[0] * 1e3:.1f} ms, scored again with the meaning weighed more {lived[1] * 1e3:.1f} ms "
               f"({lived[1] / lived[0]:.2f}x; median over the questions asking for a guess or a list, "
+              "interleaved)")  # fmt: skip
+        print(f"issue 32, twelfth round: fillers read as turns {fillers[0] * 1e3:.1f} ms, skipped "
+              f"{fillers[1] * 1e3:.1f} ms ({fillers[1] / fillers[0]:.2f}x; median over every question, "
               "interleaved)")  # fmt: skip
     return 0
 

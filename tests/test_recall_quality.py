@@ -11,7 +11,9 @@ from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
 from memory.recall.lexicon import base, related
 from memory.recall.names import people
+from memory.recall.rank import Turn
 from memory.recall.text import doc_terms, query_terms, word_term
+from memory.recall.told import filler
 from memory.recall.tuning import Weights
 
 SMALL_TALK = [
@@ -352,6 +354,40 @@ def test_a_story_goes_on_in_the_answer_to_the_question_about_it(data_dir, index)
     with RecallIndex(data_dir, weights=Weights(thread=0.0, floor=False)) as plain:
         found = lines(plain.search("c", query, 10))
         assert found.index(26) < found.index(3)
+
+
+def test_a_story_goes_on_in_its_answer_across_the_messages_that_only_fill_the_chat(data_dir, index):
+    """memory.recall.told.filler: "omg", "lol", "haha" between the news, the question about it and the answer
+    do not part them (a chat between people is full of them): the answer is found as above."""
+    write(data_dir, "c", [
+        turn("user", "We moved into our new flat in Denver!"),
+        turn("user", "omg"),
+        turn("assistant", "Congrats! How is the neighbourhood?"),
+        turn("assistant", "lol"),
+        turn("user", "haha ok"),
+        turn("user", "Quiet, with a park across the street."),
+        *chatter(20),
+        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
+        turn("assistant", "Nice."),
+        turn("user", "Quiet weekend otherwise, lots of boxes."),
+        *chatter(20),
+    ])  # fmt: skip
+    found = lines(index.search("c", "moved new flat Denver", 10))
+    assert 6 in found and 29 not in found
+    assert not {2, 4, 5} & set(found)  # the fillers themselves tell nothing
+    with RecallIndex(data_dir, weights=Weights(skip_fillers=False)) as plain:  # "haha ok" parts them
+        assert 6 not in lines(plain.search("c", "moved new flat Denver", 10))
+
+
+def test_what_only_fills_the_chat() -> None:
+    def said(content: str, speaker: str | None = None) -> Turn:
+        return Turn(1, 1, 1, 0, None, None, None, "user", None, speaker, 0, 0, "", content)
+
+    for text in ["lol", "omg", "sooo true", "😂", "haha ok", "ok so guess what", "hahaha", "ㅋㅋㅋ", "헐 대박"]:
+        assert filler(said(text)), text
+    assert filler(said("deb: lol", "deb"))  # the "Name: " prefix is not a word of it
+    for text in ["Yellow!", "no", "omg what?", "lol ok what do you think?", "I got the job", "Quiet, with a park"]:
+        assert not filler(said(text)), text
 
 
 def test_a_question_tells_less_than_a_statement(data_dir, index):

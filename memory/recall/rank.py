@@ -10,7 +10,7 @@
    (``own``), computed here from their terms (kept with each turn), all on one scale.
 3. A turn's final score (``Weights``, memory.recall.tuning) adds what surrounds it, because a
    question and its answer are spread over an exchange and a topic over a session:
-   ``own + neighbour * best own of the turns next to it in its session
+   ``own + neighbour * best own of the turns next to it in its session (past "lol", "omg": told.filler)
         + neighbour2 * best own of the turns two away + session * best own of the other turns
         of its session``,
    multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
@@ -71,8 +71,10 @@ from memory.recall.spread import echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
 from memory.recall.told import brief as _brief
 from memory.recall.told import by as _by
+from memory.recall.told import filler as _filler
 from memory.recall.told import of_them as _of_them
 from memory.recall.told import question as _question
+from memory.recall.told import said as _said
 from memory.recall.told import unprompted as _unprompted
 from memory.recall.told import words as _words
 from memory.recall.tuning import (
@@ -124,7 +126,7 @@ class Turn:
     related: bool = False  # above the relevance floor by its own words or its meaning (memory.recall.tuning)
     echo: float = 0.0  # what it echoes of a better turn of another session (memory.recall.spread.echoes)
     score: float = 0.0
-    near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it
+    near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it, fillers skipped
     neighbours_known: bool = False
 
     @property
@@ -169,9 +171,10 @@ def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
 
 
 def _attach_neighbours(
-    conn: sqlite3.Connection, turns: list[Turn], pool: dict[int, Turn], newest: int, width: int = 6
+    conn: sqlite3.Connection, turns: list[Turn], pool: dict[int, Turn], newest: int, width: int = 6, skip: bool = True
 ) -> list[Turn]:
-    """Link each turn to the two live turns before and after it in its file; return the new ones.
+    """Link each turn to the two live turns before and after it in its file, skipping the messages that only
+    keep the chat going ("lol", "omg", "ㅋㅋ": memory.recall.told.filler) unless not ``skip``; return the new ones.
 
     Turns of one file are mostly indexed with consecutive ids, so one query by id ranges (``width``
     on each side) finds most neighbours; a turn whose window there is incomplete is looked up by
@@ -202,9 +205,9 @@ def _attach_neighbours(
                 f"SELECT {_COLUMNS} FROM turns WHERE file=? AND line BETWEEN ? AND ? ORDER BY line",
                 (t.file, t.line - 6, t.line + 6),
             )
-        before = [r for r in rows if r.line < t.line and not r.dead][-2:]
-        after = [r for r in rows if r.line > t.line and not r.dead][:2]
-        steps = [(-1 - i, r) for i, r in enumerate(reversed(before))] + [(1 + i, r) for i, r in enumerate(after)]
+        before = _two(reversed([r for r in rows if r.line < t.line]), skip)  # nearest first
+        after = _two((r for r in rows if r.line > t.line), skip)
+        steps = [(-1 - i, r) for i, r in enumerate(before)] + [(1 + i, r) for i, r in enumerate(after)]
         for step, found in steps:
             known = pool.get(found.id)
             if known is None:
@@ -213,6 +216,17 @@ def _attach_neighbours(
             t.near[step] = known
             known.near.setdefault(-step, t)
     return added
+
+
+def _two(rows: Iterable[Turn], skip: bool) -> list[Turn]:
+    """The first two live turns of ``rows``, past the fillers when ``skip`` ("lol" and "omg" part nothing)."""
+    out: list[Turn] = []
+    for r in rows:
+        if not r.dead and not (skip and _filler(r)):
+            out.append(r)
+            if len(out) == 2:
+                break
+    return out
 
 
 def rank(
@@ -290,7 +304,7 @@ def rank(
 
     def scored(bonus: Callable[[Turn], float] | None = None) -> list[Turn]:
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
-        for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours):
+        for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours, weights.skip_fillers):
             own(t)
         _score(pool, q, weights, of_them, short)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
@@ -403,10 +417,7 @@ def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> No
 def _text_key(t: Turn, by_speaker: bool = True) -> str:
     """What two repeats share: their words, case and punctuation aside, and who said them (``by_speaker``: the
     other person saying the same words tells another thing: "I went to the support group yesterday")."""
-    text = t.content
-    if t.speaker and text[: len(t.speaker) + 1].casefold() == t.speaker + ":":
-        text = text[len(t.speaker) + 1 :]
-    words = " ".join(_WORDS.findall(text.casefold()))
+    words = " ".join(_WORDS.findall(_said(t).casefold()))
     return f"{t.speaker or '@' + t.role}: {words}" if by_speaker else words
 
 

@@ -55,6 +55,38 @@ def unprompted(
     return max(t.score / (of_them(t, w, asked) if lived else brief(t, w.brief_named)) for t in out)
 
 
+# Words of a message that only keeps the chat going ("lol", "omg", "sooo true", "ㅋㅋㅋ"): chat English and Korean
+_FILLERS = frozenset(
+    """
+    lol lmao lmfao rofl omg omfg brb ikr idk tbh ngl smh btw ty thx np k kk ok okay oh ah aw aww yay yeah yep yup
+    yes nah true same wait listen hey hi wow hmm um uh ugh cool nice guess what so anyway
+    응 ㅇㅇ 헐 대박 아 오 와 네 넵 엥 흠 음 아하 오오
+    """.split()
+)
+_LAUGH = re.compile(r"(?:[ㅋㅎㅠㅜ]+|(?:ha)+h?|(?:he)+|lo+l+|so+|ha+|a+w+)")  # "ㅋㅋㅋ", "hahaha", "looool", "sooo"
+_WORD = re.compile(r"\w+")
+FILLER_CHARS = 40  # longer, a message says something (four fillers and a laugh fit: "lmao omg ikr hahahahaha")
+
+
+def said(t: Turn) -> str:
+    """``t``'s text without its "Name: " prefix."""
+    text = t.content
+    if t.speaker and text[: len(t.speaker) + 1].casefold() == t.speaker + ":":
+        return text[len(t.speaker) + 1 :]
+    return text
+
+
+def filler(t: Turn) -> bool:
+    """Whether ``t`` only keeps the chat going: at most four words, each a filler, or an emoji, and no question.
+    The turns around a turn skip it (memory.recall.rank): "lol" and "omg" between a question and its answer
+    do not part them."""
+    text = said(t)
+    if len(text) > FILLER_CHARS or "?" in text or "？" in text:  # most messages: one look at the length
+        return False
+    found = _WORD.findall(text.casefold())
+    return len(found) <= 4 and all(w in _FILLERS or _LAUGH.fullmatch(w) for w in found)
+
+
 def words(t: Turn) -> int:
     """How many index terms ``t`` holds (stopwords are not terms)."""
     return t.terms.count(" ") + 1 if t.terms else 0
