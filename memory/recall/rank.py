@@ -308,8 +308,9 @@ def rank(
             own(t)
         _score(pool, q, weights, of_them, short)
         out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
-        for t in out if bonus is not None else ():
-            t.score += bonus(t)  # before the repeats are counted: a repeat's bonus is shared out like its score
+        if bonus is not None:  # before the repeats are counted: a repeat's bonus is shared out like its score
+            for t in out:
+                t.score += bonus(t)
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
             _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker)
