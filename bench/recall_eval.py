@@ -353,6 +353,7 @@ STEPS: dict[
     "meaning as any": {"meaning_lived": 0.0},  # a list, a guess, two people: the meaning weighed as for any question
     "repeats across people": {"repeat_by_speaker": False},  # the same words by the other person: a repeat too
     "fillers as turns": {"skip_fillers": False},  # "lol", "omg" part a question from its answer (twelfth round)
+    "answers right after only": {"crossed": 0.0},  # a message crossing the answer parts it from the question (13th)
 }
 
 

@@ -47,6 +47,8 @@ EIGHTH = Weights(echo=0.3, echo_top=5, echo_plain=1.0)
 TENTH = Weights(meaning_lived=0.0)
 # the twelfth round's fillers ("lol", "omg") read as turns like any other, not skipped
 TWELFTH = Weights(skip_fillers=False)
+# the thirteenth round's answer that a message crossed not linked to its question
+THIRTEENTH = Weights(crossed=0.0)
 
 
 def timed(fn: object, runs: int = 5) -> float:
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 eighth = compare_before(data, Sampled(), index, EIGHTH, asks_for_many)
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
+                crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -158,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, twelfth round: fillers read as turns {fillers[0] * 1e3:.1f} ms, skipped "
               f"{fillers[1] * 1e3:.1f} ms ({fillers[1] / fillers[0]:.2f}x; median over every question, "
               "interleaved)")  # fmt: skip
+        print(f"issue 32, thirteenth round: answers right after their question only {crossed[0] * 1e3:.1f} ms, "
+              f"a message crossing them too {crossed[1] * 1e3:.1f} ms ({crossed[1] / crossed[0]:.2f}x; median over "
+              "every question, interleaved)")  # fmt: skip
     return 0
 
 

@@ -11,7 +11,7 @@ from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
 from memory.recall.lexicon import base, related
 from memory.recall.names import people
-from memory.recall.rank import Turn
+from memory.recall.rank import Turn, _near_related
 from memory.recall.text import doc_terms, query_terms, word_term
 from memory.recall.told import filler
 from memory.recall.tuning import Weights
@@ -377,6 +377,52 @@ def test_a_story_goes_on_in_its_answer_across_the_messages_that_only_fill_the_ch
     assert not {2, 4, 5} & set(found)  # the fillers themselves tell nothing
     with RecallIndex(data_dir, weights=Weights(skip_fillers=False)) as plain:  # "haha ok" parts them
         assert 6 not in lines(plain.search("c", "moved new flat Denver", 10))
+
+
+def test_a_story_goes_on_in_an_answer_that_a_message_crossed(data_dir, index):
+    """Weights.crossed: one message between the friend's question and the answer (the answerer's "Have a great
+    week!", typed while the question came) does not part them: of two turns as good, the story's answer first."""
+    write(data_dir, "c", [
+        turn("user", "We moved into our new flat in Denver!"),
+        turn("assistant", "Congrats! How is the neighbourhood?"),
+        turn("user", "Have a great week, by the way!"),
+        turn("user", "Quiet, with a park across the street."),
+        *chatter(20),
+        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
+        turn("assistant", "Nice."),
+        turn("user", "Oh and the heater works again."),
+        turn("user", "Quiet weekend otherwise, lots of boxes."),
+        *chatter(20),
+    ])  # fmt: skip
+    query = "moved new flat Denver quiet"
+    found = lines(index.search("c", query, 10))
+    assert found.index(4) < found.index(28)
+    with RecallIndex(data_dir, weights=Weights(crossed=0.0)) as plain:  # only an answer right after the question
+        found = lines(plain.search("c", query, 10))
+        assert found.index(28) < found.index(4)
+
+
+def test_an_answer_that_a_message_crossed_completes_its_related_story() -> None:
+    """The relevance floor keeps the answer to the question about a related story, a message between or not."""
+
+    def said(line: int, role: str, content: str, related: bool = False) -> Turn:
+        out = Turn(line, 1, line, 0, None, None, None, role, None, None, 0, 0, "", content)
+        out.related = related
+        return out
+
+    story = said(1, "user", "We moved into our new flat in Denver!", related=True)
+    asked = said(2, "assistant", "Congrats! How is the neighbourhood?")
+    crossing = said(3, "user", "Have a great week, by the way!")
+    answer = said(4, "user", "Quiet, with a park across the street.")
+    asked.near = {-1: story, 1: crossing, 2: answer}
+    answer.near = {-1: crossing, -2: asked}
+    assert _near_related(answer, 1.0)
+    assert not _near_related(answer, 0.0)
+    crossing.related = True  # a message between about the same: that is the answer, this one goes on with it
+    assert not _near_related(answer, 1.0)
+    crossing.related = False
+    answer.near = {-1: asked, -2: story}  # the answer right after the question: the floor keeps it either way
+    assert _near_related(answer, 0.0)
 
 
 def test_what_only_fills_the_chat() -> None:

@@ -18,7 +18,8 @@
    happened); plus ``answer * own`` of the question it answers (the turn before, by the other
    person, ending in "?") and ``thread * own`` of what its speaker said before that question (a
    story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?"
-   / "Quiet, with a park"); then multiplied by ``1 + date`` when its day is one the query names, by
+   / "Quiet, with a park"), at ``crossed`` of both when one message stands between the question and its answer;
+   then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
@@ -307,7 +308,9 @@ def rank(
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours, weights.skip_fillers):
             own(t)
         _score(pool, q, weights, of_them, short)
-        out = [t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t))]
+        out = [
+            t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t, weights.crossed))
+        ]
         if bonus is not None:  # before the repeats are counted: a repeat's bonus is shared out like its score
             for t in out:
                 t.score += bonus(t)
@@ -382,22 +385,33 @@ def _above(t: Turn, dense: Dense) -> float:
     return max(0.0, t.similarity - dense.floor) / (1 - dense.floor)
 
 
-def _near_related(t: Turn) -> bool:
+def _near_related(t: Turn, crossed: float) -> bool:
     """Whether ``t`` is above the relevance floor, or completes the exchange of a turn that is: the answer
     to a related question, the question of a related answer, or the story it goes on with in its answer
     to the other person's question about it ("I moved!" / "How's the area?" / "Quiet, with a park")."""
     if t.related:
         return True
-    before, after = t.prev, t.next
-    if before is not None and before.session == t.session and before.related and _asks(before, t):
-        return True  # the answer to a related question
+    after = t.next
     if after is not None and after.session == t.session and after.related and _asks(t, after):
         return True  # the question of a related answer
-    told = t.near.get(-2)
-    if told is None or told.session != t.session or not told.related:
+    asked, told, _ = _exchange(t, crossed)
+    if asked is None or asked.session != t.session:
         return False
-    asked = before or told.next  # the turn between may link only one way
-    return asked is not None and _asks(asked, t)
+    return asked.related or (told is not None and told.session == t.session and told.related)
+
+
+def _exchange(t: Turn, crossed: float) -> tuple[Turn | None, Turn | None, float]:
+    """The question ``t`` answers (the other person's turn before it) and the turn said two before ``t``'s
+    answer, with the share they count: 1, or ``crossed`` when a message unrelated to the query stands between
+    the question and ``t`` ("what made you decide?" / "Have a great week!" / "My own counselor changed my
+    life"; a related one there is the answer, and ``t`` only goes on with it)."""
+    told = t.near.get(-2)
+    asked = t.prev or (told.next if told is not None else None)  # the turn between may link only one way
+    if asked is not None and _asks(asked, t):
+        return asked, told, 1.0
+    if crossed and told is not None and _asks(told, t) and (asked is None or not asked.related):
+        return told, told.prev, crossed
+    return None, None, 0.0
 
 
 def _without(text: str, names: frozenset[str]) -> str:
@@ -464,12 +478,11 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
             score *= 1 + w.news  # news: the other one asks about it
         if w.asking and _question(t):  # a question says little of what happened
             score *= 1 - w.asking
-        told = t.near.get(-2)
-        asked = t.prev or (told.next if told is not None else None)  # the turn between may link only one way
-        if asked is not None and asked.session == t.session and _asks(asked, t):
-            score += w.answer * asked.own  # the answer to a question about it
+        asked, told, share = _exchange(t, w.crossed)
+        if asked is not None and asked.session == t.session:
+            score += share * w.answer * asked.own  # the answer to a question about it
             if w.thread and told is not None and told.session == t.session and _same(told, t):
-                score += w.thread * told.own  # the rest of a story told before the question
+                score += share * w.thread * told.own  # the rest of a story told before the question
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word
         if q.speakers and _by(t, q.speakers):

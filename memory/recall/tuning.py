@@ -167,6 +167,13 @@ class Weights:
     # 56.5 / 64.5; `named` (no fillers) the same
     skip_fillers: bool = True
     thread: float = 0.3  # adds this share of the own score of the turn its speaker said before the question it answers
+    # ``answer`` and ``thread`` at this share when one message unrelated to the query stands between the question and
+    # the answer (a message crossing it, the answerer's or the asker's: "what made you decide?" / "Have a great week!"
+    # / "my own counselor changed my life"). Thirteenth round (bench/RESULTS.md), @5 / @10 real, named: tuning 54.7 /
+    # 64.6 -> 55.2 / 64.9, 62.2 / 72.9 -> 62.4 / 72.5; held out 54.4 / 62.5 -> 54.8 / 62.8, 62.1 / 72.3 the same;
+    # fresh 56.5 / 64.5 -> 57.4 / 64.9, 62.9 / 72.3 -> 62.7 / 72.2. Any message between (a related one too): the
+    # facts generator's second message of an answer came before the answer (a reply @1 94.4 -> 88.9, held out)
+    crossed: float = 1.0
     news: float = 0.5  # multiplies by 1 + news the score of a turn the other person's reply asks about
     asking: float = 0.5  # a turn ending in a question keeps 1 - asking of its score
     meaning: float = 1.6  # adds this share of the query's weight times the similarity above the floor (0..1)
