@@ -334,17 +334,30 @@ def test_what_the_other_one_asks_about_is_news(data_dir, index):
         assert found.index(23) < found.index(1)
 
 
-def test_a_story_goes_on_in_the_answer_to_the_question_about_it(data_dir, index):
-    write(data_dir, "c", [
+def moved(*exchange: dict, newer: tuple[dict, ...] = ()) -> list[dict]:
+    """News of a move with ``exchange`` after it (the friend's question and the answer), small talk, the same news
+    told again later (as good a match, no question about it: "Nice." and ``newer`` after it), and small talk."""
+    return [
         turn("user", "We moved into our new flat in Denver!"),
-        turn("assistant", "Congrats! How is the neighbourhood?"),
-        turn("user", "Quiet, with a park across the street."),
+        *exchange,
         *chatter(20),
-        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
+        turn("user", "We moved into our new flat in Denver."),
         turn("assistant", "Nice."),
+        *newer,
         turn("user", "Quiet weekend otherwise, lots of boxes."),
         *chatter(20),
-    ])  # fmt: skip
+    ]
+
+
+def test_a_story_goes_on_in_the_answer_to_the_question_about_it(data_dir, index):
+    write(
+        data_dir,
+        "c",
+        moved(
+            turn("assistant", "Congrats! How is the neighbourhood?"),
+            turn("user", "Quiet, with a park across the street."),
+        ),
+    )
     query = "moved new flat Denver"
     found = lines(index.search("c", query, 10))
     assert 3 in found and 26 not in found  # the floor keeps the story's answer, not the small talk after it
@@ -359,19 +372,17 @@ def test_a_story_goes_on_in_the_answer_to_the_question_about_it(data_dir, index)
 def test_a_story_goes_on_in_its_answer_across_the_messages_that_only_fill_the_chat(data_dir, index):
     """memory.recall.told.filler: "omg", "lol", "haha" between the news, the question about it and the answer
     do not part them (a chat between people is full of them): the answer is found as above."""
-    write(data_dir, "c", [
-        turn("user", "We moved into our new flat in Denver!"),
-        turn("user", "omg"),
-        turn("assistant", "Congrats! How is the neighbourhood?"),
-        turn("assistant", "lol"),
-        turn("user", "haha ok"),
-        turn("user", "Quiet, with a park across the street."),
-        *chatter(20),
-        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
-        turn("assistant", "Nice."),
-        turn("user", "Quiet weekend otherwise, lots of boxes."),
-        *chatter(20),
-    ])  # fmt: skip
+    write(
+        data_dir,
+        "c",
+        moved(
+            turn("user", "omg"),
+            turn("assistant", "Congrats! How is the neighbourhood?"),
+            turn("assistant", "lol"),
+            turn("user", "haha ok"),
+            turn("user", "Quiet, with a park across the street."),
+        ),
+    )
     found = lines(index.search("c", "moved new flat Denver", 10))
     assert 6 in found and 29 not in found
     assert not {2, 4, 5} & set(found)  # the fillers themselves tell nothing
@@ -382,24 +393,33 @@ def test_a_story_goes_on_in_its_answer_across_the_messages_that_only_fill_the_ch
 def test_a_story_goes_on_in_an_answer_that_a_message_crossed(data_dir, index):
     """Weights.crossed: one message between the friend's question and the answer (the answerer's "Have a great
     week!", typed while the question came) does not part them: of two turns as good, the story's answer first."""
-    write(data_dir, "c", [
-        turn("user", "We moved into our new flat in Denver!"),
-        turn("assistant", "Congrats! How is the neighbourhood?"),
-        turn("user", "Have a great week, by the way!"),
-        turn("user", "Quiet, with a park across the street."),
-        *chatter(20),
-        turn("user", "We moved into our new flat in Denver."),  # newer, as good a match, no question about it
-        turn("assistant", "Nice."),
-        turn("user", "Oh and the heater works again."),
-        turn("user", "Quiet weekend otherwise, lots of boxes."),
-        *chatter(20),
-    ])  # fmt: skip
+    write(
+        data_dir,
+        "c",
+        moved(
+            turn("assistant", "Congrats! How is the neighbourhood?"),
+            turn("user", "Have a great week, by the way!"),
+            turn("user", "Quiet, with a park across the street."),
+            newer=(turn("user", "Oh and the heater works again."),),  # not next to the newer news
+        ),
+    )
     query = "moved new flat Denver quiet"
     found = lines(index.search("c", query, 10))
     assert found.index(4) < found.index(28)
     with RecallIndex(data_dir, weights=Weights(crossed=0.0)) as plain:  # only an answer right after the question
         found = lines(plain.search("c", query, 10))
         assert found.index(28) < found.index(4)
+
+
+def test_a_question_in_the_middle_of_a_message_is_still_asked(data_dir, index):
+    """memory.recall.told.asks: the friend's question followed by something else in the same message (a message
+    mixing topics) is a question all the same: the story's answer after it is found as above."""
+    write(data_dir, "c", moved(
+        turn("assistant", "Congrats! How is the neighbourhood? Btw my kettle died on me today."),
+        turn("user", "Quiet, with a park across the street."),
+    ))  # fmt: skip
+    found = lines(index.search("c", "moved new flat Denver", 10))
+    assert 3 in found and 26 not in found
 
 
 def test_an_answer_that_a_message_crossed_completes_its_related_story() -> None:

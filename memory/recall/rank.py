@@ -70,12 +70,14 @@ from memory.recall.meaning import Dense
 from memory.recall.query import Query, asks_for_guess, parse
 from memory.recall.spread import echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
+from memory.recall.told import asks as _asks
 from memory.recall.told import brief as _brief
 from memory.recall.told import by as _by
 from memory.recall.told import filler as _filler
 from memory.recall.told import of_them as _of_them
 from memory.recall.told import question as _question
 from memory.recall.told import said as _said
+from memory.recall.told import same as _same
 from memory.recall.told import unprompted as _unprompted
 from memory.recall.told import words as _words
 from memory.recall.tuning import (
@@ -446,17 +448,6 @@ def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True) 
             t.score *= share ** seen[key]
         seen[key] += 1
     turns.sort(key=lambda t: (-t.score, -t.id))
-
-
-def _same(a: Turn, b: Turn) -> bool:
-    """Whether ``a`` and ``b`` were said by the same person."""
-    return (a.speaker, a.role) == (b.speaker, b.role)
-
-
-def _asks(asked: Turn, answer: Turn) -> bool:
-    """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it
-    answers it; the turn before it is what it asks about)."""
-    return not _same(asked, answer) and _question(asked)
 
 
 def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, short: bool = False) -> None:

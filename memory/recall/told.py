@@ -95,3 +95,15 @@ def words(t: Turn) -> int:
 def question(t: Turn) -> bool:
     """Whether ``t`` ends in a question mark."""
     return t.content.rstrip().endswith(("?", "？"))
+
+
+def same(a: Turn, b: Turn) -> bool:
+    """Whether ``a`` and ``b`` were said by the same person."""
+    return (a.speaker, a.role) == (b.speaker, b.role)
+
+
+def asks(asked: Turn, answer: Turn) -> bool:
+    """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it answers it; the
+    turn before it is what it asks about): a question mark anywhere in it, as a message mixing topics asks in its
+    middle ("What made you decide? Side note, the weather is grey here today.")."""
+    return not same(asked, answer) and ("?" in asked.content or "？" in asked.content)
