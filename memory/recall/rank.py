@@ -16,10 +16,10 @@
    multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
    asked about) and by ``1 - asking`` when it is itself a question (it tells little of what
    happened); plus ``answer * own`` of the question it answers (the turn before, by the other
-   person, ending in "?") and ``thread * own`` of what its speaker said before that question (a
+   person, with a "?" in it) and ``thread * own`` of what its speaker said before that question (a
    story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?"
-   / "Quiet, with a park"), at ``crossed`` of both when one message stands between the question and its answer;
-   then multiplied by ``1 + date`` when its day is one the query names, by
+   / "Quiet, with a park"), at ``crossed`` of both when a message unrelated to the query stands between
+   the question and its answer; then multiplied by ``1 + date`` when its day is one the query names, by
    ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
    goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
    that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
@@ -403,10 +403,10 @@ def _near_related(t: Turn, crossed: float) -> bool:
 
 
 def _exchange(t: Turn, crossed: float) -> tuple[Turn | None, Turn | None, float]:
-    """The question ``t`` answers (the other person's turn before it) and the turn said two before ``t``'s
-    answer, with the share they count: 1, or ``crossed`` when a message unrelated to the query stands between
-    the question and ``t`` ("what made you decide?" / "Have a great week!" / "My own counselor changed my
-    life"; a related one there is the answer, and ``t`` only goes on with it)."""
+    """The question ``t`` answers (the other person's turn before it, asking something) and the turn before that
+    question (what it asks about), with the share they count: 1, or ``crossed`` when a message unrelated to the
+    query stands between the question and ``t`` ("what made you decide?" / "Have a great week!" / "My own
+    counselor changed my life"; a related one there is the answer, and ``t`` only goes on with it)."""
     told = t.near.get(-2)
     asked = t.prev or (told.next if told is not None else None)  # the turn between may link only one way
     if asked is not None and _asks(asked, t):
@@ -465,7 +465,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
         other = best[1] if best and best[0] == t.own and len(best) > 1 else (best[0] if best else 0.0)
         score = t.own + w.neighbour * near1 + w.neighbour2 * near2 + w.session * other
         after = t.next
-        if w.news and after is not None and after.session == t.session and not _same(after, t) and "?" in after.content:
+        if w.news and after is not None and after.session == t.session and _asks(after, t):
             score *= 1 + w.news  # news: the other one asks about it
         if w.asking and _question(t):  # a question says little of what happened
             score *= 1 - w.asking
