@@ -397,23 +397,26 @@ def _near_related(t: Turn, crossed: float) -> bool:
     if after is not None and after.session == t.session and after.related and _asks(t, after):
         return True  # the question of a related answer
     asked, told, _ = _exchange(t, crossed)
-    if asked is None or asked.session != t.session:
-        return False
-    return asked.related or (told is not None and told.session == t.session and told.related)
+    return asked is not None and (asked.related or (told is not None and told.related))
 
 
 def _exchange(t: Turn, crossed: float) -> tuple[Turn | None, Turn | None, float]:
     """The question ``t`` answers (the other person's turn before it, asking something) and the turn before that
-    question (what it asks about), with the share they count: 1, or ``crossed`` when a message unrelated to the
-    query stands between the question and ``t`` ("what made you decide?" / "Have a great week!" / "My own
-    counselor changed my life"; a related one there is the answer, and ``t`` only goes on with it)."""
+    question (what it asks about), each None unless of ``t``'s session, with the share they count: 1, or
+    ``crossed`` when a message unrelated to the query stands between the question and ``t`` ("what made you
+    decide?" / "Have a great week!" / "My own counselor changed my life"; a related one there is the answer,
+    and ``t`` only goes on with it)."""
     told = t.near.get(-2)
     asked = t.prev or (told.next if told is not None else None)  # the turn between may link only one way
     if asked is not None and _asks(asked, t):
-        return asked, told, 1.0
-    if crossed and told is not None and _asks(told, t) and (asked is None or not asked.related):
-        return told, told.prev, crossed
-    return None, None, 0.0
+        question, story, share = asked, told, 1.0
+    elif crossed and told is not None and _asks(told, t) and (asked is None or not asked.related):
+        question, story, share = told, told.prev, crossed
+    else:
+        return None, None, 0.0
+    if question.session != t.session:
+        return None, None, 0.0
+    return question, story if story is not None and story.session == t.session else None, share
 
 
 def _without(text: str, names: frozenset[str]) -> str:
@@ -470,9 +473,9 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
         if w.asking and _question(t):  # a question says little of what happened
             score *= 1 - w.asking
         asked, told, share = _exchange(t, w.crossed)
-        if asked is not None and asked.session == t.session:
+        if asked is not None:
             score += share * w.answer * asked.own  # the answer to a question about it
-            if w.thread and told is not None and told.session == t.session and _same(told, t):
+            if w.thread and told is not None and _same(told, t):
                 score += share * w.thread * told.own  # the rest of a story told before the question
         if w.date and q.ranges and any(r.contains(t.day) for r in q.ranges):
             score = (score + 0.01) * (1 + w.date)  # a turn of a named day counts even without a word

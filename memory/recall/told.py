@@ -81,7 +81,7 @@ def filler(t: Turn) -> bool:
     The turns around a turn skip it (memory.recall.rank): "lol" and "omg" between a question and its answer
     do not part them."""
     text = said(t)
-    if len(text) > FILLER_CHARS or "?" in text or "？" in text:  # most messages: one look at the length
+    if len(text) > FILLER_CHARS or _asking(text):  # most messages: one look at the length
         return False
     found = _WORD.findall(text.casefold())
     return len(found) <= 4 and all(w in _FILLERS or _LAUGH.fullmatch(w) for w in found)
@@ -106,4 +106,9 @@ def asks(asked: Turn, answer: Turn) -> bool:
     """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it answers it; the
     turn before it is what it asks about): a question mark anywhere in it, as a message mixing topics asks in its
     middle ("What made you decide? Side note, the weather is grey here today.")."""
-    return not same(asked, answer) and ("?" in asked.content or "？" in asked.content)
+    return not same(asked, answer) and _asking(asked.content)
+
+
+def _asking(text: str) -> bool:
+    """Whether ``text`` holds a question mark anywhere (Latin or full-width)."""
+    return "?" in text or "？" in text
