@@ -17,7 +17,7 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 (``python -m bot search --stdin``) on one conversation and checks it returns the same lines.
 
     python -m bench.recall_eval [--gen facts|persona|both] [--seeds 1-6] [--style named,plain]
-                                [--no-cli] [--ablate] [--related] [--pad N] [--easy]
+                                [--no-cli] [--ablate] [--related] [--pad N] [--easy] [--typed]
                                 [--embed-cache FILE]
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate, and ``real``
@@ -30,6 +30,7 @@ the related-memories block before every answer) against the thorough ``search`` 
 limit (5): recall@1/5 of the evidence turns among its hits, and among its hits with the turns they
 bring along (``Hit.context``, also in the block); the share of questions it answers with nothing;
 and the median time of a call of each.
+``--typed`` asks every question as typed in a hurry: in lower case, without its question mark.
 ``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
 lexicon does not relate to their evidence), as before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
@@ -354,6 +355,8 @@ STEPS: dict[
     "repeats across people": {"repeat_by_speaker": False},  # the same words by the other person: a repeat too
     "fillers as turns": {"skip_fillers": False},  # "lol", "omg" part a question from its answer (twelfth round)
     "answers right after only": {"crossed": 0.0},  # a message crossing the answer parts it from the question (13th)
+    "questions as written": {"lower": False},  # the model reads the question's capitals too (fourteenth round)
+    "typed as they are": {"cased": 0},  # a question without capitals: its names not looked up (with --typed)
 }
 
 
@@ -373,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also rank with these floors for questions asking for a fact (Weights.fact; 0: none)",
     )
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
+    parser.add_argument("--typed", action="store_true", help="ask every question in lower case, without '?'")
     parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")
@@ -439,10 +443,19 @@ def datasets(args: argparse.Namespace) -> Iterator[tuple[str, str, list[Case], P
             with tempfile.TemporaryDirectory() as tmp:
                 data_dir = Path(tmp)
                 cases = [make_case(gen, seed, style, not args.easy) for seed in args.seeds]
+                if args.typed:
+                    for case in cases:
+                        case.questions = [(typed(q), kind, ev) for q, kind, ev in case.questions]
+                        case.never = [(typed(q), kind) for q, kind in case.never]
                 for seed, case in zip(args.seeds, cases, strict=True):
                     case.write(data_dir)  # type: ignore[operator]
                     pad(case, data_dir, args.pad, seed)
                 yield gen, style, cases, data_dir
+
+
+def typed(question: str) -> str:
+    """``question`` as typed in a hurry: in lower case, without its question mark ("what hobbies does mel have")."""
+    return question.lower().rstrip("?").rstrip()
 
 
 def describe(gen: str, style: str, cases: list[Case], seeds: list[int]) -> str:

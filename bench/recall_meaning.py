@@ -9,12 +9,14 @@
    that the index is filled in seconds; ``--messages 1000000``: the figure the docs quote at a million):
    the thorough search and the automatic recall, with meaning and by words only, same run, median
    over the queries. The figures are ratios to words only in the same run. Then questions asking
-   for a list, with and without the echoes (memory.recall.spread).
+   for a list, with and without the echoes (memory.recall.spread), and the steps of later rounds, each
+   against the search without it; and what reading a question typed without capitals costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -26,8 +28,10 @@ import numpy as np
 from bench.recall_speed import write_chat
 from memory.recall import RecallIndex
 from memory.recall import meaning as meanings
+from memory.recall.names import cased
 from memory.recall.query import asks_for_guess
 from memory.recall.spread import asks_for_many
+from memory.recall.store import chat_row
 from memory.recall.tuning import Weights
 
 QUERIES = [
@@ -39,6 +43,8 @@ QUERIES = [
     "새로 산 차는 어때?",
 ]
 LISTS = ["What hobbies does she have?", "Which places have we been to?", "우리가 같이 간 곳들은?"]  # echoes (issue 32)
+# typed in a hurry: every word looked up for how the chat writes it (issue 32, fourteenth round)
+LOWER = [q.lower() for q in QUERIES + LISTS] + ["what did mel and andy cook for the party last friday night"]
 # the seventh round's steps off (memory.recall.tuning: only ``twice`` acts on these questions, which name nobody)
 SEVENTH = Weights(others=1.0, guess_related=False, echo_guess=False, twice=False)
 # the eighth round's echoes as they were: from 5 best turns, at 0.3, plain words weighing as much as names
@@ -132,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
                 crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
+                typed = [timed(lambda q=q: index._run(lambda c, q=q: capitalised(c, q))) for q in LOWER]
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -164,7 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, thirteenth round: answers right after their question only {crossed[0] * 1e3:.1f} ms, "
               f"a message crossing them too {crossed[1] * 1e3:.1f} ms ({crossed[1] / crossed[0]:.2f}x; median over "
               "every question, interleaved)")  # fmt: skip
+        print(f"issue 32, fourteenth round: a question typed without capitals, its words looked up for names "
+              f"(memory.recall.names.cased): {statistics.median(typed) * 1e3:.1f} ms median over {len(LOWER)}, "
+              f"slowest {max(typed) * 1e3:.1f} ms (before the search, of {med[1] * 1e3:.1f} ms)")  # fmt: skip
     return 0
+
+
+def capitalised(conn: sqlite3.Connection, text: str) -> str:
+    """``text`` as memory.recall.names.cased writes it for the bench's chat."""
+    chat = chat_row(conn, "5", create=False)
+    assert chat is not None
+    return cased(conn, chat, text, Weights().cased)
 
 
 def compare_before(

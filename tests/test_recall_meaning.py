@@ -376,7 +376,8 @@ def test_the_cli_finds_a_paraphrase_with_the_real_model(transcript, data_dir):
 
 
 def test_the_meaning_of_a_question_leaves_out_whose_turns_it_asks_for(transcript, data_dir):
-    """ "Deb" says whose turns (the speaker signal); in the vector it made "Hi Deb!" the closest turn."""
+    """ "Deb" says whose turns (the speaker signal); in the vector it made "Hi Deb!" the closest turn. The rest is
+    read in lower case (Weights.lower)."""
     transcript.append(
         "7",
         [
@@ -389,7 +390,7 @@ def test_the_meaning_of_a_question_leaves_out_whose_turns_it_asks_for(transcript
         index.sync("7")
         index.embed("7")
         hits = index.search("7", "Would Deb need a leash?", 1)
-    assert embedder.queries == ["Would need a leash?"]
+    assert embedder.queries == ["would need a leash?"]  # and in lower case (Weights.lower)
     assert "puppy" in hits[0].content
 
 

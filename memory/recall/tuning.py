@@ -185,6 +185,17 @@ class Weights:
     # 71.0, 57.9 / 69.8; 60.9 / 70.9, 57.1 / 69.2); held out 60.2 / 71.2, 56.5 / 67.4 -> 60.9 / 71.5, 57.5 / 67.7; the
     # never-answered questions the same
     meaning_lived: float = 2.4
+    # the model reads the question in lower case, the turns as they are written (memory.recall.rank). Fourteenth round
+    # (bench/RESULTS.md), @5 / @10 real, named: tuning 55.8 / 64.9 -> 55.9 / 68.2, 62.4 / 72.5 -> 62.7 / 73.4; held out
+    # 55.2 / 62.9 -> 56.3 / 65.8, 62.1 / 72.3 -> 62.0 / 73.3 (several sessions real 38.2 -> 43.1, inference 43.4 ->
+    # 48.4). The turns lower-cased too (their vectors made again): 67.6 / 72.4 @10, tuning
+    lower: bool = True
+    # words of a question typed without capitals ("what did mel paint") looked up for how the chat writes them
+    # (memory.recall.names.cased: Mel, a name), each in the CASE_SAMPLE newest turns holding it; 0: none. Fourteenth
+    # round (bench/RESULTS.md, bench.recall_eval --typed), held out @5 / @10 real, named: 48.7 / 57.0 -> 56.1 / 64.9,
+    # 58.6 / 68.9 -> 62.3 / 73.2 (as asked with capitals: 56.3 / 65.8, 62.0 / 73.3); never answered, nothing found:
+    # 16.5 -> 30.4%, 26.6 -> 27.8%
+    cased: int = 8
     floor: bool = True  # only turns related to the query (memory.recall.rank: by words or meaning), or next to one
     # a question asking for a fact (memory.recall.query.asks_for_fact: "What tattoo did Deb get?") finds nothing
     # unless a turn's own score reaches this share of the weight of the whole question (``states_fact``): the
