@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -138,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
                 crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
-                typed = [timed(lambda q=q: index._run(lambda c, q=q: capitalised(c, q))) for q in LOWER]
+                chat = index._run(lambda c: chat_row(c, "5", create=False))
+                assert chat is not None
+                words = Weights().cased
+                typed = [timed(lambda q=q: index._run(lambda c, q=q: cased(c, chat, q, words))) for q in LOWER]
             finally:
                 plain.close()
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
@@ -175,13 +177,6 @@ def main(argv: list[str] | None = None) -> int:
               f"(memory.recall.names.cased): {statistics.median(typed) * 1e3:.1f} ms median over {len(LOWER)}, "
               f"slowest {max(typed) * 1e3:.1f} ms (before the search, of {med[1] * 1e3:.1f} ms)")  # fmt: skip
     return 0
-
-
-def capitalised(conn: sqlite3.Connection, text: str) -> str:
-    """``text`` as memory.recall.names.cased writes it for the bench's chat."""
-    chat = chat_row(conn, "5", create=False)
-    assert chat is not None
-    return cased(conn, chat, text, Weights().cased)
 
 
 def compare_before(

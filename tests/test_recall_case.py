@@ -13,13 +13,9 @@ from memory.recall.names import cased
 from memory.recall.store import chat_row
 from memory.recall.tuning import Weights
 from tests.test_recall_quality import SMALL_TALK, write
+from tests.test_recall_quality import said_by as said
 
 PAINTED = "I finished a painting of a lighthouse yesterday, near the old harbour."
-
-
-def said(name: str, content: str) -> dict:
-    """A message as a messenger export writes it: the sender in ``name``, both people in the user role."""
-    return {"role": "user", "content": content, "name": name, "at": "2023-05-08T13:56:00"}
 
 
 def painted(data_dir: Path) -> None:

@@ -118,18 +118,17 @@ def cased(conn: sqlite3.Connection, chat: ChatRow, text: str, words: int) -> str
     each in the CASE_SAMPLE newest turns holding it (0.1 ms a question at a million messages)."""
     if words <= 0 or _UPPER_INNER.search(text):
         return text
-    todo = [w for w in dict.fromkeys(m.group(1) for m in _LOWER.finditer(text)) if word_term(w) is not None]
-    upper = {w for w in todo[:words] if _capitalised(conn, chat, w)}
+    terms = {w: word_term(w) for w in dict.fromkeys(m.group(1) for m in _LOWER.finditer(text))}
+    todo = [(w, term) for w, term in terms.items() if term is not None][:words]
+    upper = {w for w, term in todo if _capitalised(conn, chat, w, term)}
     if not upper:
         return text
     return _LOWER.sub(lambda m: m.group(1).capitalize() if m.group(1) in upper else m.group(1), text)
 
 
-def _capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str) -> bool:
-    """Whether the chat mostly writes ``word`` with a capital inside a sentence (a name: "Hey Mel!", "in Denver")."""
-    term = word_term(word)
-    if term is None:
-        return False
+def _capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> bool:
+    """Whether the chat mostly writes ``word`` (index term ``term``) with a capital inside a sentence (a name: "Hey
+    Mel!", "in Denver")."""
     sql = (
         "SELECT t.content FROM fts f JOIN turns t ON t.id = f.rowid "
         "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? ORDER BY f.rowid DESC LIMIT ?"
