@@ -56,6 +56,9 @@ def test_only_the_words_the_chat_writes_as_names_are_capitalised(data_dir):
     painted(data_dir)
     assert written(data_dir, "mel's car or caroline's?") == "Mel's car or Caroline's?"  # "car" is any car
     assert written(data_dir, "what did mel paint") == "what did Mel paint"
+    # a phone writes "I" with a capital by itself: the question's names are still looked up
+    assert written(data_dir, "what did I tell mel") == "what did I tell Mel"
+    assert written(data_dir, "I'm sure mel painted it?") == "I'm sure Mel painted it?"
     # a question that capitalises a word after its first writes its names as it means them: left as it is
     assert written(data_dir, "What did Caroline say to mel?") == "What did Caroline say to mel?"
 

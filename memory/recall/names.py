@@ -106,16 +106,18 @@ def speaker_called(
     return frozenset(names) - names[who]
 
 
-_UPPER_INNER = re.compile(r"(?<=\S )[A-Z]")  # a capital after the first word: the writer capitalises names
+# a capital after the first word, "I" ("I'm", "I've") aside: the writer capitalises names ("what did I tell mel": not)
+_UPPER_INNER = re.compile(r"(?<=\S )(?!I\b)[A-Z]")
 _LOWER = re.compile(r"\b([a-z]{2,})\b")
 CASE_SAMPLE = 30  # the newest turns holding a word read to see how the chat writes it
 
 
 def cased(conn: sqlite3.Connection, chat: ChatRow, text: str, words: int) -> str:
     """``text`` with the words the chat writes capitalised written so ("what hobbies does mel have" → "what
-    hobbies does Mel have"; "car" stays "car"), when it capitalises no word after its first (typed in a hurry
-    or on a phone): its names would be words to find, not people. Looks up ``words`` of its words at most,
-    each in the CASE_SAMPLE newest turns holding it (0.1 ms a question at a million messages)."""
+    hobbies does Mel have"; "car" stays "car"), when it capitalises no word after its first but "I" (typed in a
+    hurry, or on a phone, which capitalises "I" by itself): its names would be words to find, not people. Looks
+    up ``words`` of its words at most, each in the CASE_SAMPLE newest turns holding it (0.1 ms a question at a
+    million messages)."""
     if words <= 0 or _UPPER_INNER.search(text):
         return text
     terms = {w: word_term(w) for w in dict.fromkeys(m.group(1) for m in _LOWER.finditer(text))}
