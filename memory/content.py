@@ -17,6 +17,9 @@ TOOL_RESULT_MAX_CHARS = 2000
 OTHER_BLOCK_CHARS = 100
 """What an image or document block counts for in character budgets."""
 
+MAX_REPLY_CHARS = 500
+"""A whole message a reply answers is quoted before it shortened to this (it may already be in the history)."""
+
 
 def blocks(content: Any) -> list[Mapping[str, Any]]:
     """The content as a list of blocks (a string is one text block)."""
@@ -115,6 +118,12 @@ def shorten(text: str, limit: int) -> str:
     keep = limit - len(CUT_MARK)
     head = keep * 2 // 3
     return text[:head] + CUT_MARK + text[len(text) - (keep - head) :]
+
+
+def quote_block(text: str) -> str:
+    """``text`` as a Markdown quote ("> " before each line): what a reply answers, stored before it (a reply
+    received by the bot, bot.tg.references, and one imported from Telegram, memory.imports.formats)."""
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
 
 
 def shrink_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memory.content import MAX_REPLY_CHARS
 from memory.imports import history_jsonl, history_markdown, import_file
-from memory.imports.formats import FORWARDED, IMAGE
+from memory.imports.formats import FORWARDED, IMAGE, Replies
 from tests.export_samples import (
     T0,
     claude_conversation,
@@ -281,3 +282,55 @@ def test_a_long_chat_spills_to_disk_and_arrives_whole(tmp_path, data_dir, monkey
     said = [m["content"] for m in conversations(data_dir)["4242"]]
     assert said[:1] == ["Mom: Dinner on Saturday at the https://example.com/place"] and said[-1] == "Minsu: line 49"
     assert len(said) == 54 and not list((data_dir / "chats" / "archive").glob(".import-*"))
+
+
+def test_a_telegram_reply_carries_what_it_answers_as_the_bot_stores_a_reply(tmp_path, data_dir):
+    from bot.tg.references import Reference, with_reference
+
+    chat, t = tg_chat(), T0 + 400
+    chat["messages"] += [
+        tg_message(8, t, "Mom", "How's the new flat?"),
+        tg_message(9, t + 10, "Minsu", "brb"),
+        tg_message(10, t + 20, "Minsu", "Quiet, with a park", reply_to_message_id=8),
+        tg_message(11, t + 30, "Minsu", "Seen it", reply_to_message_id=8, reply_to_peer_id="channel77"),  # not ours
+        tg_message(12, t + 40, "Mom", "Again?", reply_to_message_id=5),  # a sticker: its marker is quoted
+        tg_message(13, t + 50, "Mom", "Why?", reply_to_message_id=6),  # a pin, a service message: nothing to quote
+        tg_message(14, t + 60, "Minsu", "Story " * 200),
+        tg_message(15, t + 70, "Mom", "Long one", reply_to_message_id=14),
+        tg_message(16, t + 80, "Mom", "A park!", reply_to_message_id=10),
+    ]
+    import_file(write_json(tmp_path / "result.json", chat), data_dir, CHAT)
+    (said,) = conversations(data_dir).values()
+    by_id = {m["src_id"].split("/")[1]: m["content"] for m in said}
+    assert by_id["10"] == with_reference("Minsu: Quiet, with a park", Reference(8, "Mom: How's the new flat?"))
+    assert by_id["10"] == "> Mom: How's the new flat?\n\nMinsu: Quiet, with a park"
+    assert by_id["16"] == "> Minsu: Quiet, with a park\n\nMom: A park!"  # what the reply said, not its quote
+    assert (by_id["11"], by_id["13"]) == ("Minsu: Seen it", "Mom: Why?")
+    assert by_id["12"] == "> Mom: [sticker 👍]\n\nMom: Again?"
+    quote, _, own = by_id["15"].partition("\n\n")
+    assert own == "Mom: Long one" and len(quote) <= MAX_REPLY_CHARS + 20 and "…[중략 / trimmed]…" in quote
+
+
+def test_a_reply_quotes_only_the_latest_messages_of_its_chat():
+    replies = Replies(window=2)
+    for mid in (1, 2, 3):
+        replies.keep(mid, f"Mom: message {mid}")
+    assert replies.quoted({"reply_to_message_id": 1}, "Minsu: ok") == "Minsu: ok"  # forgotten
+    assert replies.quoted({"reply_to_message_id": 3}, "Minsu: ok") == "> Mom: message 3\n\nMinsu: ok"
+    assert replies.quoted({"reply_to_message_id": True}, "Minsu: ok") == "Minsu: ok"  # not an id
+
+
+def test_recall_finds_an_imported_answer_by_the_question_it_replies_to(tmp_path, data_dir):
+    from memory.recall import RecallIndex
+
+    chat, t = tg_chat(), T0 + 400
+    chat["messages"] += [
+        tg_message(8, t, "Mom", "How's the new flat?"),
+        *[tg_message(9 + i, t + 10 + i, "Mom", f"Did you eat? Call me, it's {i} o'clock") for i in range(3)],
+        tg_message(12, t + 20, "Minsu", "Quiet, with a park nearby", reply_to_message_id=8),
+        tg_message(13, t + 30, "Minsu", "Parking is a nightmare at work though"),
+    ]
+    import_file(write_json(tmp_path / "result.json", chat), data_dir, CHAT)
+    with RecallIndex(data_dir, build_in="thread") as index:
+        hits = index.search(CHAT, "What is Minsu's new flat like?", 2)
+    assert hits and hits[0].content.endswith("Minsu: Quiet, with a park nearby")

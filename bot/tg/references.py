@@ -19,9 +19,8 @@ from telegram import Message
 
 from bot.tg import documents, photos
 from bot.tg.groups import is_group
-from memory.content import shorten
+from memory.content import MAX_REPLY_CHARS, quote_block, shorten
 
-MAX_REPLY_CHARS = 500  # a whole replied-to message is shortened to this (it may already be in the history)
 MAX_QUOTE_CHARS = 1000  # a part the user chose to quote (Telegram allows up to 1024)
 
 
@@ -38,7 +37,7 @@ class Reference:
         return out
 
     def block(self) -> str:
-        return "\n".join(f"> {line}" if line.strip() else ">" for line in self.text.splitlines())
+        return quote_block(self.text)
 
 
 def message_text(message: Message) -> str:

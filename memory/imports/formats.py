@@ -17,20 +17,27 @@ Read from the formats' public descriptions (docs/memory.md, "Importing history",
   (``service`` ones, joins and pins, are skipped), ``date`` / ``date_unixtime``, ``from``, ``text`` (a
   string, or a list of strings and ``{"type", "text"}`` entities), ``forwarded_from``, ``media_type`` /
   ``photo`` / ``file``. Everyone's messages are kept as the user's side of a group, named: ``"Name: text"``.
+  A reply (``reply_to_message_id``; with ``reply_to_peer_id`` when the message it answers is in another chat)
+  carries the message it answers quoted before it, as the bot stores a reply it receives (bot.tg.references):
+  ``"> Mom: How's the new flat?\n\nMinsu: Quiet, with a park"`` (``Replies``).
 
 A conversation or message that does not have the shape described raises ``BadEntry``.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.content import MAX_REPLY_CHARS, quote_block, shorten
+
 IMAGE = "[image]"
 FORWARDED = "[전달된 메시지 / Forwarded message]"  # as bot.tg.handlers marks a forwarded message
 MAX_PATH = 1_000_000  # messages on one ChatGPT branch at most (a cycle in a broken mapping stops here)
+REPLY_WINDOW = 10_000  # the latest messages of a Telegram chat kept for the replies to them (about 10 MB at most)
 
 
 class BadEntry(ValueError):
@@ -243,8 +250,36 @@ def _media(msg: Mapping[str, Any]) -> str | None:
     return None
 
 
-def telegram_message(msg: Any, chat_key: str) -> Message | None:
-    """One message of a Telegram chat, None for a service message or one with nothing to keep."""
+def _an_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Replies:
+    """What the latest ``window`` messages of one Telegram chat said, by their ``id``: a reply to one of them is
+    stored with it quoted (shortened to MAX_REPLY_CHARS); a reply to an older message, to a message of another
+    chat (``reply_to_peer_id``) or to one not kept (a service message, deleted) is stored as it is."""
+
+    def __init__(self, window: int = REPLY_WINDOW) -> None:
+        self._said: OrderedDict[int, str] = OrderedDict()
+        self._window = window
+
+    def quoted(self, msg: Mapping[str, Any], stored: str) -> str:
+        """``stored`` (a message's text as kept) with what it replies to quoted before it, if that is known."""
+        to = msg.get("reply_to_message_id")
+        said = self._said.get(to) if _an_id(to) and msg.get("reply_to_peer_id") is None else None
+        return f"{quote_block(said)}\n\n{stored}" if said else stored
+
+    def keep(self, msg_id: Any, stored: str) -> None:
+        """Remember what message ``msg_id`` said (``stored``, without a quote of its own), forgetting the oldest."""
+        if _an_id(msg_id):
+            self._said[msg_id] = shorten(stored, MAX_REPLY_CHARS)
+            if len(self._said) > self._window:
+                self._said.popitem(last=False)
+
+
+def telegram_message(msg: Any, chat_key: str, replies: Replies | None = None) -> Message | None:
+    """One message of a Telegram chat, None for a service message or one with nothing to keep; with ``replies``
+    (the chat's messages so far), a reply carries what it answers quoted before it."""
     msg = _dict(msg, "a message")
     kind = msg.get("type", "message")
     if kind != "message":
@@ -263,7 +298,11 @@ def telegram_message(msg: Any, chat_key: str) -> Message | None:
     sender = str(msg.get("from") or msg.get("from_id") or "?").strip() or "?"
     if msg.get("forwarded_from") is not None:
         text = f"{FORWARDED} ({msg.get('forwarded_from') or '?'}) {text}"
-    return Message(f"{chat_key}/{msg['id']}", "user", f"{sender}: {text}", at, sender)
+    stored = f"{sender}: {text}"
+    if replies is not None:
+        said, stored = stored, replies.quoted(msg, stored)
+        replies.keep(msg["id"], said)
+    return Message(f"{chat_key}/{msg['id']}", "user", stored, at, sender)
 
 
 def telegram_chat_key(meta: Mapping[str, Any]) -> str:

@@ -230,6 +230,7 @@ def _telegram_chat_messages(
         stream.skip()
         return
     pending: Pending | None = store.begin("telegram", key, name)
+    replies = formats.Replies()
     problem = None
     try:
         for _ in stream.items():
@@ -237,7 +238,7 @@ def _telegram_chat_messages(
             if pending is None:
                 continue  # the chat is already known to be unsound: read past the rest
             try:
-                message = formats.telegram_message(value, key)
+                message = formats.telegram_message(value, key, replies)
             except BadEntry as e:
                 problem = f"chat {name!r}: {e}"
                 pending.abort()
