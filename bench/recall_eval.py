@@ -22,8 +22,9 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate, and ``real``
 (bench.recall_real: nicknames, a renamed sender, misspelt names, bursts, mixed messages, photos with only a
-caption, both people in the user role), and ``typos``: ``real`` with typing errors in the words of 30% of
-the messages. Tune on seeds 1-6; 7-12 are the held-out part, reported.
+caption, both people in the user role), ``typos``: ``real`` with typing errors in the words of 30% of
+the messages, and ``replies``: ``real`` with answers sent as Telegram replies, the question quoted before
+them. Tune on seeds 1-6; 7-12 are the held-out part, reported.
 ``--ablate`` adds one column per ranking signal turned off.
 ``--related`` scores the automatic recall instead (``RecallIndex.related``, the fast path that fills
 the related-memories block before every answer) against the thorough ``search`` with the same
@@ -89,8 +90,8 @@ def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
         qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
         return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
     pconv = (
-        recall_real.generate(seed, hard=hard, typos=style == "typos")
-        if style in ("real", "typos")
+        recall_real.generate(seed, hard=hard, typos=style == "typos", replies=style == "replies")
+        if style in ("real", "typos", "replies")
         else recall_persona.generate(seed, layout=style, hard=hard)
     )
     turns = {(f, i + 1): str(m["content"]) for f, lines in pconv.files.items() for i, m in enumerate(lines)}

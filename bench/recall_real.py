@@ -18,6 +18,10 @@ export of two friends would read (an own random stream per seed: the questions a
   ranking could have learnt that a message in lower case is never the answer);
 - photos with only a caption: "[shared an image: …]" becomes a message of its own, "[photo] …";
 - more small talk between the facts;
+- with ``replies`` (the ``replies`` style of bench.recall_eval): an answer to the other person's question sent
+  as a Telegram reply, half of them when other messages came between and a fifth otherwise, stored as the bot
+  stores a reply and imports one (memory.imports.formats): the question quoted before it (an own random stream:
+  the conversation is otherwise the ``real`` one);
 - with ``typos`` (the ``typos`` style of bench.recall_eval): typing errors in the messages' words too, a
   letter swapped, dropped or doubled in one word of a share of the messages (an own random stream: the
   conversation is otherwise the ``real`` one). The questions are spelt right.
@@ -33,6 +37,7 @@ import re
 
 from bench import recall_persona
 from bench.recall_persona import ECHO, SMALL, Conversation, Question
+from memory.content import MAX_REPLY_CHARS, quote_block, shorten
 
 NICKS = {
     "Caroline": ["caro", "Carrie", "C"], "Melanie": ["mel", "Melly", "M"], "Jonathan": ["jon", "Jonny", "J"],
@@ -112,7 +117,7 @@ def _typos(lines: list[dict[str, object]], seed: int) -> None:
             m["content"] = text[: w.start()] + _misspell(w.group(0), rnd) + text[w.end() :]
 
 
-def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversation:
+def generate(seed: int, *, hard: bool = True, typos: bool = False, replies: bool = False) -> Conversation:
     """The ``named`` conversation of ``seed``, untidy (see the module); its questions' evidence follows
     the messages."""
     conv = recall_persona.generate(seed, layout="named", hard=hard)
@@ -125,6 +130,8 @@ def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversati
     evidence = {line for q in conv.questions for f, line in q.evidence if f is None}
     out: list[dict[str, object]] = []
     moved: dict[int, int] = {}
+    replying = random.Random(seed * 7919 + 5)  # replies: a stream of their own, the conversation stays
+    asked: tuple[int, str] | None = None  # the latest line's message (its index in ``out``, who), if it asks
 
     def emit(name: str, text: str, at: object) -> None:
         shown = display[name] if name in display and len(out) >= rename_at else name
@@ -152,8 +159,14 @@ def generate(seed: int, *, hard: bool = True, typos: bool = False) -> Conversati
             text = f"{text} {_aside(rnd)}" if rnd.random() < 0.5 else f"{_aside(rnd)} {text}"
         elif rnd.random() < 0.25:
             text = text.lower().rstrip(".!")  # typed fast: the facts too (a message in lower case may be the answer)
+        if replies and asked is not None and asked[1] != name:
+            question = out[asked[0]]
+            if replying.random() < (0.5 if asked[0] < len(out) - 1 else 0.2):  # more when messages came between
+                said = shorten(f"{question['name']}: {question['content']}", MAX_REPLY_CHARS)
+                text = f"{quote_block(said)}\n\n{text}"
         emit(name, text, at)
         moved[number] = len(out)
+        asked = (len(out) - 1, name) if "?" in text.rpartition("\n\n")[2] else None
         if image:
             emit(name, f"[photo] {image.group(1)}", at)
         if rnd.random() < 0.3:
