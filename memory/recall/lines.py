@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.recall.dates import parse_at
-from memory.recall.text import doc_terms
+from memory.recall.text import turn_terms
 from memory.transcript import is_message
 from memory.window import content_text
 
@@ -42,8 +42,8 @@ class Turn:
     speaker: str | None
     retry: bool
     text: str
-    nterms: int
-    body: str  # the terms, space-separated, as they go into fts
+    nterms: int  # its own terms (a reply's quote aside: memory.recall.text.turn_terms)
+    body: str  # the terms, space-separated, as they go into fts (a reply's own, QUOTE, the quote's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def _turn(data: dict[str, Any], line: int, offset: int) -> Turn:
     text = message_text(data["content"])
     ts, day = parse_at(data.get("at"))
     name = data.get("name") if isinstance(data.get("name"), str) else None
-    terms = doc_terms(text)
+    body, nterms = turn_terms(text)
     return Turn(
         line=line,
         offset=offset,
@@ -108,8 +108,8 @@ def _turn(data: dict[str, Any], line: int, offset: int) -> Turn:
         speaker=speaker_of(name, text),
         retry=bool(data.get("retry")),
         text=text,
-        nterms=len(terms),
-        body=" ".join(terms),
+        nterms=nterms,
+        body=body,
     )
 
 

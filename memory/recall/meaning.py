@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory.recall.store import ChatRow, write_transaction
+from memory.recall.text import split_quote
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,8 @@ def todo(conn: sqlite3.Connection, chat: ChatRow, limit: int) -> tuple[list[tupl
     ).fetchall()
     if not rows:
         return [], last
-    return [(i, text) for i, dead, text in rows if not dead and text.strip()], rows[-1][0]
+    own = ((i, split_quote(text)[1]) for i, dead, text in rows if not dead)  # a reply's words, not its quote's
+    return [(i, text) for i, text in own if text.strip()], rows[-1][0]
 
 
 def store(conn: sqlite3.Connection, chat: ChatRow, ids: Sequence[int], vectors: Any, upto: int) -> None:

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from memory.recall.store import ChatRow
-from memory.recall.text import Term, word_term
+from memory.recall.text import Term, split_quote, word_term
 
 _VOCATIVE_LEAD = (
     r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
@@ -73,7 +73,9 @@ def _caller(
         f"SELECT {who_column}, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
         f"WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker {speaker_test} ORDER BY f.rowid DESC LIMIT ?"
     )
-    rows = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)).fetchall()
+    found = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE))
+    # a reply's own words (memory.recall.text.split_quote): "Hey Mel!" quoted in Mel's reply is not Mel's
+    rows = [(who, own) for who, content in found if word.casefold() in (own := split_quote(content)[1]).casefold()]
     if len(rows) < 3:
         return None
     vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
@@ -137,7 +139,8 @@ def _capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) 
     )
     found = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
     up = down = 0
-    for (content,) in conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, CASE_SAMPLE)):
+    for (quoted,) in conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, CASE_SAMPLE)):
+        content = split_quote(quoted)[1]  # a reply's own words
         for m in found.finditer(content):
             if _starts(content, m.start()):  # a sentence's first word, or a message's ("Mel: " too)
                 continue

@@ -16,14 +16,15 @@
    multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
    asked about) and by ``1 - asking`` when it is itself a question (it tells little of what
    happened); plus ``answer * own`` of the question it answers (the turn before, by the other
-   person, with a "?" in it) and ``thread * own`` of what its speaker said before that question (a
-   story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?"
-   / "Quiet, with a park"), at ``crossed`` of both when a message unrelated to the query stands between
-   the question and its answer; then multiplied by ``1 + date`` when its day is one the query names, by
-   ``1 + speaker`` when the query names who said it, and by ``1 + recency * r`` where ``r``
-   goes from 0 (oldest candidate) to 1 (newest), so that of two equal matches the later (a fact
-   that changed) comes first; by ``1 + tense * r`` when the query asks about now ("now",
-   "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
+   person, with a "?" in it; and that of the message a reply quotes, however far back: its own words are scored
+   apart from the quote, memory.recall.text.split_quote, and a quote related to the query makes it related) and
+   ``thread * own`` of what its speaker said before that question (a story goes on in the answer to the
+   friend's question about it: "I moved!" / "How's the area?" / "Quiet, with a park"), at ``crossed`` of both
+   when a message unrelated to the query stands between the question and its answer; then multiplied by
+   ``1 + date`` when its day is one the query names, by ``1 + speaker`` when the query names who said it, and
+   by ``1 + recency * r`` where ``r`` goes from 0 (oldest candidate) to 1 (newest), so that of two equal
+   matches the later (a fact that changed) comes first; by ``1 + tense * r`` when the query asks about now
+   ("now", "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
    A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
    memory.recall.query.asks_for_guess) or for a list ("What hobbies does Deb have?": memory.recall.spread.
    asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
@@ -65,12 +66,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
+from memory.recall.bm25 import NONE, Match, bm25
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
 from memory.recall.names import cased
 from memory.recall.query import Query, asks_for_guess, parse
 from memory.recall.spread import echoes, mark_echoes, spread
 from memory.recall.store import ID_BITS, ChatRow
+from memory.recall.text import QUOTE
 from memory.recall.told import asks as _asks
 from memory.recall.told import brief as _brief
 from memory.recall.told import by as _by
@@ -86,10 +89,8 @@ from memory.recall.tuning import (
     FACT_KO_WORDS,
     FACT_WORDS,
     FLOOR_CLOSE,
-    K1,
     MEANING_WORDS,
     THOROUGH,
-    B,
     Effort,
     Weights,
     confident,
@@ -129,6 +130,7 @@ class Turn:
     closeness: float = 0.0  # the same on one scale for every chat (Dense.closeness: about 0 for unrelated turns)
     related: bool = False  # above the relevance floor by its own words or its meaning (memory.recall.tuning)
     echo: float = 0.0  # what it echoes of a better turn of another session (memory.recall.spread.echoes)
+    replied: Match = NONE  # how the message a reply quotes matches the query (memory.recall.text.split_quote)
     score: float = 0.0
     near: dict[int, Turn] = field(default_factory=dict)  # -2, -1, +1, +2: the live turns around it, fillers skipped
     neighbours_known: bool = False
@@ -147,30 +149,13 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[
 
 
 def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
-    terms = turn.terms.split()
-    exact = q.exact
-    counts = Counter([t for t in terms if t in exact])
-    if not counts and not q.prefixes:
-        turn.own = turn.matched = turn.relevance = turn.share = turn.topic = 0.0
-        return
-    norm = K1 * (1 - B + B * len(terms) / avgdl)
-    best: dict[int, tuple[float, float]] = {}  # group -> (score, weight) of its best term here
-
-    def add(tf: int, w: float, g: int) -> None:
-        score = w * tf * (K1 + 1) / (tf + norm)
-        if score > best.get(g, (0.0, 0.0))[0]:
-            best[g] = (score, w)
-
-    for text, tf in counts.items():
-        add(tf, *exact[text])
-    for prefix, w, g in q.prefixes:
-        tf = sum(1 for k in terms if k.startswith(prefix))
-        if tf:
-            add(tf, w, g)
-    turn.own = sum(s for s, _ in best.values())
-    turn.matched = sum(w for _, w in best.values())
+    """``turn``'s own score and matches, and those of the message it quotes if it is a reply (``replied``)."""
+    own, _, quoted = turn.terms.partition(QUOTE)
+    m = bm25(own.split(), q, avgdl)
+    turn.replied = bm25(quoted.split(), q, avgdl) if quoted else NONE
+    turn.own, turn.topic = m.score, m.topic
+    turn.matched = max(m.matched, turn.replied.matched)  # a reply is about what it answers: recalled unasked too
     turn.relevance = turn.matched / q.total if q.total else 0.0
-    turn.topic = sum(w for g, (_, w) in best.items() if g not in q.called)  # a nickname alone is not the topic
     turn.share = turn.matched / q.whole if q.whole else 0.0
 
 
@@ -292,7 +277,10 @@ def rank(
             t.own += scale * _above(t, dense)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
-        t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t)
+        t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t) or quotes(t)
+
+    def quotes(t: Turn) -> bool:  # a reply quoting a related message answers it (as the turn after a question)
+        return t.replied is not NONE and is_related(t.replied.topic, t.replied.topic / q.whole if q.whole else 0, said)
 
     def about(t: Turn) -> float:  # the share of every word of the query a turn holds, nicknames left out
         return t.topic / q.whole if q.whole else 0.0
@@ -477,6 +465,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
             score *= 1 + w.news  # news: the other one asks about it
         if w.asking and _question(t):  # a question says little of what happened
             score *= 1 - w.asking
+        score += w.answer * t.replied.score  # the question a reply answers, quoted in it
         asked, told, share = _exchange(t, w.crossed)
         if asked is not None:
             score += share * w.answer * asked.own  # the answer to a question about it

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory.recall.stem import stem
-from memory.recall.text import DOC_STOPWORDS, doc_terms, plain_terms
+from memory.recall.text import DOC_STOPWORDS, doc_terms, own_terms, plain_terms, split_quote
 
 if TYPE_CHECKING:
     from memory.recall.rank import Turn
@@ -115,9 +115,10 @@ def echoes(
         sessions.add(t.session)
         rare: dict[str, float] = {}
         name = set(doc_terms(t.speaker or ""))  # its speaker's name, in its "Name: " prefix
-        lower = plain_terms(t.content) if plain < 1 else set()
-        for term in sorted(set(t.terms.split()) - asked - name):  # what it names beyond the query's words (sorted:
-            # the same sums, so the same order of equal scores, in every process)
+        lower = plain_terms(split_quote(t.content)[1]) if plain < 1 else set()
+        # what it names beyond the query's words (sorted: the same sums, so the same order of equal scores, in
+        # every process)
+        for term in sorted(set(own_terms(t.terms).split()) - asked - name):
             n, ids = conn.execute(sql, (f'"{term}"', lo, hi, RARE + 1)).fetchone()
             if 1 < n <= RARE:
                 rare[term] = math.log(1 + (docs - n + 0.5) / (n + 0.5)) * (plain if term in lower else 1.0)
@@ -133,7 +134,7 @@ def mark_echoes(found: Echoes, turns: Iterable[Turn], docs: int) -> None:
     full = math.log(1 + (docs - 3 + 0.5) / 3.5)
     for t in turns:
         best = 0.0
-        held = set(t.terms.split())
+        held = set(own_terms(t.terms).split())
         for a, score, rare in found.anchors:
             if a.session == t.session or (a.speaker, a.role) != (t.speaker, t.role):
                 continue

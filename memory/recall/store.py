@@ -50,7 +50,7 @@ from memory.recall.lines import Batch, head_digest, read_batch, tail_digest
 
 log = logging.getLogger(__name__)
 
-VERSION = "3"  # bump when the schema or the terms made by memory.recall.text change
+VERSION = "4"  # bump when the schema or the terms made by memory.recall.text change (4: a reply's quote apart)
 DB_NAME = "recall.sqlite3"
 SESSION_GAP = 3 * 3600.0  # seconds of silence that start a new session
 BATCH_LINES = 20_000  # lines per transaction when indexing a large file

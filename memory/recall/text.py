@@ -19,6 +19,12 @@ Queries go through the same steps, plus: question words and small talk are dropp
 particles are stripped from a query word before its bigrams are made (``번호를`` -> ``번호``),
 and a word of one syllable (or one syllable plus a particle) becomes a prefix term. Every term
 is quoted when it is put into an FTS5 expression, so no user input is ever FTS5 syntax.
+
+A reply stored with the message it answers quoted before it ("> Mom: How's the new flat?\n\nQuiet, with a
+park": the bot stores a Telegram reply so, bot.tg.references, and so does the importer, memory.imports.formats)
+is indexed as two parts (``split_quote``): its own terms, then ``QUOTE``, then the quote's. Its words are its own
+(its score, its vector, whether it asks or tells of its speaker); the quote says which question it answers
+(memory.recall.rank), as the message before an answer does.
 """
 
 from __future__ import annotations
@@ -122,6 +128,33 @@ def _word_term(word: str) -> str | None:
 def word_term(word: str) -> str | None:
     """The index term of one word (None for a stopword): what a lexicon word becomes in the index."""
     return _word_term(word)
+
+
+QUOTE = ">"  # in a turn's terms: its own terms, then this, then those of the message it quotes (never a term)
+_QUOTED = re.compile(r"((?:>[^\n]*\n)+)\n(?=\S)")  # "> " lines, an empty line, then the reply's own text
+
+
+def split_quote(text: str) -> tuple[str, str]:
+    """(the quote a reply starts with, the reply's own text): ``"> Mom: How's the flat?\n\nQuiet, with a park"``
+    -> ``("> Mom: How's the flat?\n", "Quiet, with a park")``; ``("", text)`` for a text that quotes nothing."""
+    if not text.startswith(">"):
+        return "", text
+    m = _QUOTED.match(text)
+    return (m.group(1), text[m.end() :]) if m else ("", text)
+
+
+def turn_terms(text: str) -> tuple[str, int]:
+    """A stored turn's terms as the index keeps them (space-separated; a reply's own, ``QUOTE``, the quote's) and
+    how many are its own."""
+    quote, own = split_quote(text)
+    terms = doc_terms(own)
+    quoted = doc_terms(quote) if quote else []
+    return " ".join([*terms, QUOTE, *quoted] if quoted else terms), len(terms)
+
+
+def own_terms(terms: str) -> str:
+    """A turn's own terms of ``turn_terms``' string, without those of the message it quotes."""
+    return terms.partition(QUOTE)[0].rstrip()
 
 
 def plain_terms(text: str) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from memory.recall.text import own_terms, split_quote
 from memory.recall.tuning import Weights
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ _FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|ive|my|me|mine|we|we're|we've|
 
 def discloses(t: Turn) -> bool:
     """Whether ``t`` tells something of its speaker: "I", "my", "we" ... in a turn that is not a question."""
-    return bool(_FIRST.search(t.content)) and not question(t)
+    return bool(_FIRST.search(own_text(t))) and not question(t)
 
 
 def of_them(t: Turn, w: Weights, asked: frozenset[str] = frozenset()) -> float:
@@ -68,9 +69,14 @@ _WORD = re.compile(r"\w+")
 FILLER_CHARS = 40  # longer, a message says something (four fillers and a laugh fit: "lmao omg ikr hahahahaha")
 
 
+def own_text(t: Turn) -> str:
+    """``t``'s text without the message it quotes if it is a reply (memory.recall.text.split_quote)."""
+    return split_quote(t.content)[1]
+
+
 def said(t: Turn) -> str:
-    """``t``'s text without its "Name: " prefix."""
-    text = t.content
+    """``t``'s own text without its "Name: " prefix."""
+    text = own_text(t)
     if t.speaker and text[: len(t.speaker) + 1].casefold() == t.speaker + ":":
         return text[len(t.speaker) + 1 :]
     return text
@@ -88,8 +94,9 @@ def filler(t: Turn) -> bool:
 
 
 def words(t: Turn) -> int:
-    """How many index terms ``t`` holds (stopwords are not terms)."""
-    return t.terms.count(" ") + 1 if t.terms else 0
+    """How many index terms ``t`` holds (stopwords are not terms; a reply's quote aside)."""
+    terms = own_terms(t.terms)
+    return terms.count(" ") + 1 if terms else 0
 
 
 def question(t: Turn) -> bool:
@@ -106,7 +113,7 @@ def asks(asked: Turn, answer: Turn) -> bool:
     """Whether ``asked`` is a question by the other person than ``answer``'s (the turn after it answers it; the
     turn before it is what it asks about): a question mark anywhere in it, as a message mixing topics asks in its
     middle ("What made you decide? Side note, the weather is grey here today.")."""
-    return not same(asked, answer) and _asking(asked.content)
+    return not same(asked, answer) and _asking(own_text(asked))
 
 
 def _asking(text: str) -> bool:
