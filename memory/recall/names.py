@@ -73,9 +73,11 @@ def _caller(
         f"SELECT {who_column}, t.content FROM fts f JOIN turns t ON t.id = f.rowid "
         f"WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? AND t.speaker {speaker_test} ORDER BY f.rowid DESC LIMIT ?"
     )
-    found = conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE))
-    # a reply's own words (memory.recall.text.split_quote): "Hey Mel!" quoted in Mel's reply is not Mel's
-    rows = [(who, own) for who, content in found if word.casefold() in (own := split_quote(content)[1]).casefold()]
+    rows: list[tuple[str, str]] = []
+    for who, content in conn.execute(sql, (Term(term).fts(), chat.lo, chat.hi, VOCATIVE_SAMPLE)):
+        quote, own = split_quote(content)  # a reply's own words: "Hey Mel!" quoted in Mel's reply is not Mel's
+        if not quote or word.casefold() in own.casefold():
+            rows.append((who, own))
     if len(rows) < 3:
         return None
     vocative = re.compile(_VOCATIVE_LEAD + re.escape(word) + r"\s*[!?,.]", re.IGNORECASE)
