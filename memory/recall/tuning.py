@@ -3,7 +3,7 @@
 ``Effort``: how much of the index one search reads (memory.recall.candidates): ``THOROUGH`` for a
 search asked for, ``QUICK`` for the automatic recall before every answer (fewer candidates, and
 only turns that can pass the threshold of ``relevant``). ``Weights``: how much each signal adds to
-a turn's own BM25 score (the formula is in memory.recall.rank). ``K1`` and ``B``: BM25's constants.
+a turn's own BM25 score (the formula is in memory.recall.bm25). ``K1`` and ``B``: BM25's constants.
 
 The weights were chosen on bench.recall_eval (two generators, several transcript layouts,
 seeds 1-6, checked on 7-12); they sit on a plateau there (±0.1 changes recall@10 by about 1 point).
