@@ -37,7 +37,7 @@ from memory.content import MAX_REPLY_CHARS, quote_block, shorten
 IMAGE = "[image]"
 FORWARDED = "[전달된 메시지 / Forwarded message]"  # as bot.tg.handlers marks a forwarded message
 MAX_PATH = 1_000_000  # messages on one ChatGPT branch at most (a cycle in a broken mapping stops here)
-REPLY_WINDOW = 10_000  # the latest messages of a Telegram chat kept for the replies to them (about 10 MB at most)
+REPLY_WINDOW = 10_000  # a Telegram chat's latest messages kept for the replies to them (12 MB at most; 22 of emoji)
 
 
 class BadEntry(ValueError):
