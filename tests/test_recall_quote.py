@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.recall import RecallIndex
+from memory.recall import RecallIndex, hit_lines, related_block
 from memory.recall.rank import Turn
 from memory.recall.text import QUOTE, doc_terms, split_quote, turn_terms
 from memory.recall.told import asks, discloses, said, words
@@ -81,3 +81,15 @@ def test_a_name_said_in_a_quote_is_not_the_replys(data_dir):
     write(data_dir, "c", turns + [by(("Melanie", "Caroline")[i % 2], SMALL_TALK[i % 8]) for i in range(16)])
     with RecallIndex(data_dir) as index:
         assert index.search("c", "What did Lani paint?", 1)[0].content == painted
+
+
+def test_a_reply_is_shown_by_its_own_words_then_what_it_answers(data_dir):
+    long_question = "How's the new flat? " + "Tell me everything about the neighbours, " * 12
+    write(data_dir, "c", [by("Mom", long_question), by("Minsu", f"> Mom: {long_question}\n\n{OWN}")])
+    with RecallIndex(data_dir) as index:
+        hits = index.search("c", "new flat", 2)
+    line = next(x for x in hit_lines(hits, "Asia/Seoul", width=160) if "Minsu" in x)
+    assert f"user (Minsu): {OWN} (↩ Mom: How's the new flat? Tell me everything" in line
+    assert line.endswith("…)")  # the quote is cut to QUOTE_LINE_CHARS, never the reply's own words
+    block = related_block(hits, "Asia/Seoul")
+    assert block is not None and f"user (Minsu): {OWN} (↩ Mom: How's the new flat?" in block

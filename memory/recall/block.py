@@ -1,7 +1,9 @@
 """Text for recalled turns: the ``[관련 기억 / Related memories]`` block of the automatic recall,
 and the lines of a ``/search`` answer.
 
-Which hits are good enough is ``Hit.relevant`` (memory.recall.hit); this module only formats.
+Which hits are good enough is ``Hit.relevant`` (memory.recall.hit); this module only formats. A reply stored with
+what it answers quoted before it (memory.recall.text.split_quote) is shown by its own words first, then what it
+answers, shortened: "Quiet, with a park (↩ Mom: How's the new flat?)"; a line cut to its width keeps the reply.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from memory.recall.hit import Hit
+from memory.recall.text import split_quote
 from memory.window import shorten
 
 TURN_CHARS = 600  # longest text of one recalled message in the block
+QUOTE_CHARS = 200  # of what a reply answers, in the block (the message itself may be one of the hits)
+QUOTE_LINE_CHARS = 80  # the same in a /search line
 HEADER = "[관련 기억 / Related memories]"
 INTRO = (
     "Older parts of this conversation (archived or summarized) that may be relevant to the new message, "
@@ -39,8 +44,20 @@ def who(hit: Hit) -> str:
     return f"user ({hit.name})" if hit.name else "user"
 
 
+def readable(content: str, quote_chars: int) -> str:
+    """``content`` on one line; a reply's own words first, then what it answers cut to ``quote_chars``."""
+    quote, own = split_quote(content)
+    own = " ".join(own.split())
+    if not quote:
+        return own
+    asked = " ".join(" ".join(line[1:] for line in quote.splitlines()).split())
+    if len(asked) > quote_chars:
+        asked = asked[: quote_chars - 1] + "…"
+    return f"{own} (↩ {asked})"
+
+
 def _line(hit: Hit, tz: str) -> str:
-    text = " ".join(shorten(hit.content, TURN_CHARS).split())
+    text = " ".join(shorten(readable(hit.content, QUOTE_CHARS), TURN_CHARS).split())
     return f"{when(hit.at, tz)} {who(hit)}: {text}"
 
 
@@ -72,7 +89,7 @@ def hit_lines(hits: list[Hit], tz: str, width: int = 200) -> list[str]:
     """One line per hit, best first, for ``/search``: ``YYYY-MM-DD HH:MM who: text`` (text cut to ``width``)."""
     out = []
     for h in hits:
-        text = " ".join(h.content.split())
+        text = readable(h.content, QUOTE_LINE_CHARS)
         if len(text) > width:
             text = text[: width - 1] + "…"
         out.append(f"{when(h.at, tz)} {who(h)}: {text}")
