@@ -4,6 +4,7 @@ it answers (memory.recall.text.split_quote, memory.recall.rank)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from memory.recall import RecallIndex, hit_lines, related_block
@@ -12,7 +13,7 @@ from memory.recall.text import QUOTE, doc_terms, split_quote, turn_terms
 from memory.recall.told import asks, discloses, said, words
 from memory.transcript import Transcript
 from tests.test_recall_meaning import ConceptEmbedder, msg
-from tests.test_recall_quality import SMALL_TALK, write
+from tests.test_recall_quality import SMALL_TALK, turn, write
 from tests.test_recall_quality import said_by as by
 
 ASKED = "How's the new flat? I hope the heating works"
@@ -93,3 +94,16 @@ def test_a_reply_is_shown_by_its_own_words_then_what_it_answers(data_dir):
     assert line.endswith("…)")  # the quote is cut to QUOTE_LINE_CHARS, never the reply's own words
     block = related_block(hits, "Asia/Seoul")
     assert block is not None and f"user (Minsu): {OWN} (↩ Mom: How's the new flat?" in block
+
+
+def test_a_reply_without_a_name_field_is_its_own_speakers(data_dir):
+    """A converted chat names the sender in a "Name: " prefix only: a reply's follows the quote."""
+    write(
+        data_dir,
+        "c",
+        [turn("user", "Mom: How's the new flat?"), turn("user", f"> Mom: How's the new flat?\n\nMinsu: {OWN}")],
+    )
+    with RecallIndex(data_dir) as index:
+        index.search("c", "flat", 1)
+    with sqlite3.connect(data_dir / "recall.sqlite3") as conn:
+        assert [r[0] for r in conn.execute("SELECT speaker FROM turns ORDER BY id")] == ["mom", "minsu"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.recall.dates import parse_at
-from memory.recall.text import turn_terms
+from memory.recall.text import split_quote, turn_terms
 from memory.transcript import is_message
 from memory.window import content_text
 
@@ -105,7 +105,7 @@ def _turn(data: dict[str, Any], line: int, offset: int) -> Turn:
         at=data.get("at") if isinstance(data.get("at"), str) else None,
         role=data["role"],
         name=name,
-        speaker=speaker_of(name, text),
+        speaker=speaker_of(name, split_quote(text)[1]),  # a reply's "Name: " follows what it quotes
         retry=bool(data.get("retry")),
         text=text,
         nterms=nterms,
