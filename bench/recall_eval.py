@@ -358,6 +358,7 @@ STEPS: dict[
     "answers right after only": {"crossed": 0.0},  # a message crossing the answer parts it from the question (13th)
     "questions as written": {"lower": False},  # the model reads the question's capitals too (fourteenth round)
     "typed as they are": {"cased": 0},  # a question without capitals: its names not looked up (with --typed)
+    "quotes unlinked": {"quoted": 0.0},  # a reply's quote not the question it answers (--style replies; 15th)
 }
 
 

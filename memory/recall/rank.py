@@ -148,11 +148,11 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[
     return [Turn(*r) for r in conn.execute(sql, args)]
 
 
-def _bm25(turn: Turn, q: Query, avgdl: float) -> None:
-    """``turn``'s own score and matches, and those of the message it quotes if it is a reply (``replied``)."""
+def _bm25(turn: Turn, q: Query, avgdl: float, link: bool = True) -> None:
+    """``turn``'s own score and matches, and (``link``) those of the message it quotes if it is a reply."""
     own, _, quoted = turn.terms.partition(QUOTE)
     m = bm25(own.split(), q, avgdl)
-    turn.replied = bm25(quoted.split(), q, avgdl) if quoted else NONE
+    turn.replied = bm25(quoted.split(), q, avgdl) if quoted and link else NONE
     turn.own, turn.topic = m.score, m.topic
     turn.matched = max(m.matched, turn.replied.matched)  # a reply is about what it answers: recalled unasked too
     turn.relevance = turn.matched / q.total if q.total else 0.0
@@ -271,7 +271,7 @@ def rank(
     said = not q.unknown  # the chat said every word of the query
 
     def own(t: Turn) -> None:
-        _bm25(t, q, avgdl)
+        _bm25(t, q, avgdl, weights.quoted > 0)
         if dense is not None:  # meaning: the share of the similarity above the floor (Dense.floor)
             t.similarity = dense.similarity(t.id)
             t.own += scale * _above(t, dense)
@@ -465,7 +465,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
             score *= 1 + w.news  # news: the other one asks about it
         if w.asking and _question(t):  # a question says little of what happened
             score *= 1 - w.asking
-        score += w.answer * t.replied.score  # the question a reply answers, quoted in it
+        score += w.quoted * t.replied.score  # the question a reply answers, quoted in it
         asked, told, share = _exchange(t, w.crossed)
         if asked is not None:
             score += share * w.answer * asked.own  # the answer to a question about it
