@@ -277,13 +277,13 @@ def rank(
             t.own += scale * _above(t, dense)
         # a turn of a word or two ("ok", "test", "echo: x") is close to any short query: its meaning says nothing
         t.closeness = dense.closeness(t.similarity) if dense is not None and _words(t) >= MEANING_WORDS else 0.0
-        t.related = is_related(t.topic, about(t), said) or t.closeness >= FLOOR_CLOSE or on_day(t) or quotes(t)
+        t.related = is_related(t.topic, about(t.topic), said) or t.closeness >= FLOOR_CLOSE or on_day(t) or quotes(t)
 
     def quotes(t: Turn) -> bool:  # a reply quoting a related message answers it (as the turn after a question)
-        return t.replied is not NONE and is_related(t.replied.topic, t.replied.topic / q.whole if q.whole else 0, said)
+        return t.replied is not NONE and is_related(t.replied.topic, about(t.replied.topic), said)
 
-    def about(t: Turn) -> float:  # the share of every word of the query a turn holds, nicknames left out
-        return t.topic / q.whole if q.whole else 0.0
+    def about(topic: float) -> float:  # the share of every word of the query a turn's topic holds (Turn.topic)
+        return topic / q.whole if q.whole else 0.0
 
     def on_day(t: Turn) -> bool:  # a date and no word the chat said ("어제", "what happened in May 2023"): that day
         return not q.total and any(r.contains(t.day) for r in q.ranges)
@@ -319,7 +319,7 @@ def rank(
     out = scored()
     norm = max(q.total, 1.0)
     sure = floor and any(
-        confident(t.topic, about(t), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
+        confident(t.topic, about(t.topic), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
     held = not (weights.guess_related and named_guess)  # a guess about someone named: its related turns
     if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers, short) / norm, sure):
