@@ -38,6 +38,7 @@ import re
 from bench import recall_persona
 from bench.recall_persona import ECHO, SMALL, Conversation, Question
 from memory.content import MAX_REPLY_CHARS, quote_block, shorten
+from memory.recall.text import split_quote
 
 NICKS = {
     "Caroline": ["caro", "Carrie", "C"], "Melanie": ["mel", "Melly", "M"], "Jonathan": ["jon", "Jonny", "J"],
@@ -162,11 +163,12 @@ def generate(seed: int, *, hard: bool = True, typos: bool = False, replies: bool
         if replies and asked is not None and asked[1] != name:
             question = out[asked[0]]
             if replying.random() < (0.5 if asked[0] < len(out) - 1 else 0.2):  # more when messages came between
-                said = shorten(f"{question['name']}: {question['content']}", MAX_REPLY_CHARS)
+                # what the question said, not what it quoted (as the bot and the importer quote a message)
+                said = shorten(f"{question['name']}: {split_quote(str(question['content']))[1]}", MAX_REPLY_CHARS)
                 text = f"{quote_block(said)}\n\n{text}"
         emit(name, text, at)
         moved[number] = len(out)
-        asked = (len(out) - 1, name) if "?" in text.rpartition("\n\n")[2] else None
+        asked = (len(out) - 1, name) if "?" in split_quote(text)[1] else None
         if image:
             emit(name, f"[photo] {image.group(1)}", at)
         if rnd.random() < 0.3:
