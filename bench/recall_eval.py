@@ -23,8 +23,9 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 ``--style``: facts: named, plain; persona: also oneside, sessions, rawdate, nodate, and ``real``
 (bench.recall_real: nicknames, a renamed sender, misspelt names, bursts, mixed messages, photos with only a
 caption, both people in the user role), ``typos``: ``real`` with typing errors in the words of 30% of
-the messages, and ``replies``: ``real`` with answers sent as Telegram replies, the question quoted before
-them. Tune on seeds 1-6; 7-12 are the held-out part, reported.
+the messages, ``replies``: ``real`` with answers sent as Telegram replies, the question quoted before
+them, and ``ko``: the ``named`` layout in Korean (bench.recall_persona_ko: no harder questions). Tune on
+seeds 1-6; 7-12 are the held-out part, reported.
 ``--ablate`` adds one column per ranking signal turned off.
 ``--related`` scores the automatic recall instead (``RecallIndex.related``, the fast path that fills
 the related-memories block before every answer) against the thorough ``search`` with the same
@@ -59,7 +60,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from bench import recall_gen, recall_persona, recall_real
+from bench import recall_gen, recall_persona, recall_persona_ko, recall_real
 from bench.embed_cache import CachedEmbedder
 from bench.recall_speed import write_chat
 from bot.cli.search import search_json
@@ -89,11 +90,12 @@ def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
         turns = {(None, i + 1): str(m["content"]) for i, m in enumerate(conv.lines)}
         qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
         return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
-    pconv = (
-        recall_real.generate(seed, hard=hard, typos=style == "typos", replies=style == "replies")
-        if style in ("real", "typos", "replies")
-        else recall_persona.generate(seed, layout=style, hard=hard)
-    )
+    if style == "ko":
+        pconv = recall_persona_ko.generate_ko(seed)
+    elif style in ("real", "typos", "replies"):
+        pconv = recall_real.generate(seed, hard=hard, typos=style == "typos", replies=style == "replies")
+    else:
+        pconv = recall_persona.generate(seed, layout=style, hard=hard)
     turns = {(f, i + 1): str(m["content"]) for f, lines in pconv.files.items() for i, m in enumerate(lines)}
     qs = [(q.text, q.kind, list(q.evidence)) for q in pconv.questions]
     return Case(pconv.chat, turns, qs, lambda d, c=pconv: recall_persona.write(c, d), pconv.never)

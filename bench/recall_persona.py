@@ -43,6 +43,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from bench import recall_persona_hard, recall_persona_spread
+from bench.recall_tables import Tables, Topic
 
 LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
 
@@ -52,23 +53,6 @@ PEOPLE = [
     ("Andrew", "Andy", "his"), ("Audrey", "Aud", "her"), ("Timothy", "Tim", "his"), ("Evangeline", "Evie", "her"),
     ("Maximilian", "Max", "his"), ("Samantha", "Sam", "her"), ("Roberto", "Rob", "his"), ("Priyanka", "Priya", "her"),
 ]  # fmt: skip
-PEOPLE_PRONOUN = [(name, pronoun) for name, _, pronoun in PEOPLE]
-
-
-@dataclass
-class Topic:
-    """An episode of someone's life. ``say``: (who, text) lines, who 'S' (the subject) or 'O' (the
-    friend); ``asks``: (kind, question, index of the evidence line in ``say``); ``again``: a later
-    episode on the same topic (its asks may point at lines of both: 'a<i>' for ``again``'s lines);
-    ``cat``: the topic's kind for the 'multi' questions across topics."""
-
-    key: str
-    cat: str
-    say: list[tuple[str, str]]
-    asks: list[tuple[str, str, int]]
-    slots: dict[str, list[str]] = field(default_factory=dict)
-    again: list[tuple[str, str]] | None = None
-    again_asks: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
 
 TOPICS = [
@@ -322,18 +306,22 @@ def _raw_at(t: datetime) -> str:
     return f"{hour}:{t:%M} {t:%p}".lower() + f" on {t.day} {t:%B}, {t.year}"
 
 
-def generate(seed: int, *, layout: str = "named", sessions: int | None = None, hard: bool = True) -> Conversation:
+def generate(
+    seed: int, *, layout: str = "named", sessions: int | None = None, hard: bool = True, tables: Tables | None = None
+) -> Conversation:
     """One conversation and its questions (deterministic for a seed and layout); ``hard``: with the
-    questions of bench.recall_persona_hard too."""
+    questions of bench.recall_persona_hard too (English only); ``tables``: the language's (English
+    by default)."""
+    tb = tables or ENGLISH
     rnd = random.Random(seed * 7919 + 17)
-    (a, a_short, a_p), (b, b_short, b_p) = rnd.sample(PEOPLE, 2)
+    (a, a_short, a_p), (b, b_short, b_p) = rnd.sample(tb.people, 2)
     sessions = sessions or rnd.randint(18, 30)
     who = {a: (a_short, a_p), b: (b_short, b_p)}
     # each person lives through ~10 topics; some topics happen to both (with other details)
     plan: list[list[tuple[Topic, str, dict[str, str], bool]]] = [[] for _ in range(sessions)]
     lives: list[tuple[Topic, str, dict[str, str], int, int | None]] = []  # topic, subject, values, session, again
     for subject in (a, b):
-        for topic in rnd.sample(TOPICS, k=11):
+        for topic in rnd.sample(tb.topics, k=11):
             values = {k: rnd.choice(v) for k, v in topic.slots.items()}
             for k, v in topic.slots.items():  # the second time: another value
                 others = [x for x in v if x != values[k]]
@@ -362,9 +350,11 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
         other_of = {a: b, b: a}
 
         def small(speaker: str, other_of: dict[str, str] = other_of) -> str:
-            return _fmt(rnd.choice(SMALL), {"o": rnd.choice((other_of[speaker], who[other_of[speaker]][0]))})
+            return _fmt(rnd.choice(tb.small), {"o": rnd.choice((other_of[speaker], who[other_of[speaker]][0]))})
 
-        hello = _fmt(rnd.choice(SMALL[:4]), {"o": rnd.choice((other_of[opener], who[other_of[opener]][0]))})
+        hello = _fmt(
+            rnd.choice(tb.small[: tb.greetings]), {"o": rnd.choice((other_of[opener], who[other_of[opener]][0]))}
+        )
         turns.append((opener, hello, None))
         turns.append((other_of[opener], small(other_of[opener]), None))
         blocks: list[list[tuple[str, str, Hashable | None]]] = []
@@ -372,8 +362,8 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
             friend = other_of[subject]
             full = {
                 "S": subject, "O": friend, "s": rnd.choice((subject, who[subject][0])),
-                "o": rnd.choice((friend, who[friend][0])), "p": who[subject][1], "weekday": rnd.choice(
-                    ("Friday", "Saturday", "Sunday", "Tuesday")), **values,
+                "o": rnd.choice((friend, who[friend][0])), "p": who[subject][1], "weekday": rnd.choice(tb.weekdays),
+                **values,
             }  # fmt: skip
             says = topic.again if again and topic.again else topic.say
             block = [
@@ -381,10 +371,10 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
                 for i, (w, text) in enumerate(says)
             ]
             if rnd.random() < 0.5:
-                block.append((friend, rnd.choice(ECHO[topic.cat]), None))
+                block.append((friend, rnd.choice(tb.echo[topic.cat]), None))
             blocks.append(block)
         for _ in range(rnd.randint(1, 3)):
-            blocks.append([(rnd.choice((a, b)), rnd.choice(ECHO[rnd.choice(sorted(ECHO))]), None)])
+            blocks.append([(rnd.choice((a, b)), rnd.choice(tb.echo[rnd.choice(sorted(tb.echo))]), None)])
         rnd.shuffle(blocks)
         for block in blocks:
             turns.extend(block)
@@ -395,7 +385,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
             last = turns[-1][0]
             turns.append((other_of[last], small(other_of[last]), None))
         last = turns[-1][0]
-        turns.append((other_of[last], _fmt(rnd.choice(SMALL[16:20]), {"o": last}), None))
+        turns.append((other_of[last], _fmt(rnd.choice(tb.small[slice(*tb.closings)]), {"o": last}), None))
         if spread is not None:
             spread.at(si, turns)
         for speaker, text, key in turns:
@@ -437,7 +427,7 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
                 if all(evs):
                     questions.append(Question(_fmt(q, full), "multi", [e for e in evs if e]))
     episodes = {evidence[(id(v), False, 0)]: (t.key, s) for t, s, v, _, _ in lives if (id(v), False, 0) in evidence}
-    for cat, qs in MULTI_CATS.items():
+    for cat, qs in tb.multi_cats.items():
         for subject in (a, b):
             evs = [evidence.get((id(v), False, 0)) for t, s, v, _, _ in lives if s == subject and t.cat == cat]
             evs = [e for e in evs if e]
@@ -459,27 +449,33 @@ def generate(seed: int, *, layout: str = "named", sessions: int | None = None, h
         if spread is not None:
             both = spread.questions((a, b), episodes, evidence, called, lambda s: who[s][1])
             questions += [Question(text, kind, ev) for text, kind, ev in both]
-    return Conversation(f"chat{seed}", files, questions, _never(seed, (a, b), {t.key for t, *_ in lives}, called))
+    never = _never(seed, (a, b), {t.key for t, *_ in lives}, called, tb)
+    return Conversation(f"chat{seed}", files, questions, never)
 
 
-def _never(seed: int, people: tuple[str, str], told: set[str], called: Callable[[str], str]) -> list[tuple[str, str]]:
+def _never(
+    seed: int, people: tuple[str, str], told: set[str], called: Callable[[str], str], tb: Tables
+) -> list[tuple[str, str]]:
     """Questions whose answer was never in the chat: the questions of the topics neither person lives
     through (``absent``: their words may still be said in passing, "I tried painting once") and
     questions on what no conversation touches (``off-topic``); an own random stream, so the
     conversation and its questions stay the same."""
     rnd = random.Random(seed * 15485863 + 11)
     out: list[tuple[str, str]] = []
-    for topic in TOPICS:
+    for topic in tb.topics:
         if topic.key in told:
             continue
         kind, q, _ = rnd.choice([a for a in topic.asks if a[0] != "temporal"] or topic.asks)
         subject = rnd.choice(people)
         values = {k: rnd.choice(v) for k, v in topic.slots.items()}
-        p = dict(PEOPLE_PRONOUN)[subject]
+        p = {name: pronoun for name, _, pronoun in tb.people}[subject]
         out.append((q.format(S=called(subject), p=p, **values), "absent"))
-    for q in rnd.sample(OFF_TOPIC, 6):
+    for q in rnd.sample(tb.off_topic, 6):
         out.append((q.format(S=called(rnd.choice(people))), "off-topic"))
     return out
+
+
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC)
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

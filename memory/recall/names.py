@@ -9,6 +9,11 @@ at most VOCATIVE_SAMPLE of the newest turns holding the word.
 A query typed without capitals ("what did mel paint", on a phone or in a hurry) first gets those the chat
 writes (``cased``): "mel" is "Mel" inside its sentences, a name; "car" stays a car.
 
+A Korean question names someone by the whole name or, as friends do, the given name ("민지" for 김민지),
+with a particle after it ("민지는", "김민지의"): ``korean_forms`` and ``korean_named`` find those words, so
+that they say whose turns to prefer instead of being searched as two-letter pieces ("최하" and "하나" of
+최하나, the second also the word for "one").
+
 A person who changed their display name partway ("Andrew", later "andr_s") has two speaker names:
 ``people`` takes two names for one person when the letters one starts with (at least HEAD of them)
 begin the other's ("andr" of "andr_s" and "andrew"; not "Jo" of "Jonathan" and "Joanna"), unless more
@@ -33,6 +38,49 @@ VOCATIVE_SAMPLE = 100
 HEAD = 4  # letters a display name starts with that tie it to another name of the same person
 RENAMES = 3  # at most this many names start so: more are different people
 _LETTERS = re.compile(r"[^\W\d_]+")
+
+
+# the commonest one-syllable family names: a name of three syllables starting with one is called by the other two
+_SURNAMES = frozenset(
+    "김이박최정강조윤장임한오서신권황안송류전홍고문양손배백허유남심노하곽성차주우구민진나지엄채원천방공현함변염여추"
+    "도소석선설마길연위표명기반왕금옥육인맹제모탁국어은편용예경봉사부"
+)
+# what may follow a name in a question ("민지는", "민지가", "민지한테", "민지네"): not 도 / 만, which make a word
+# of the given name 하나 ("하나도", "하나만")
+_NAME_PARTICLES = frozenset(
+    "는 은 이 가 의 를 을 와 과 랑 이랑 하고 에게 한테 에게서 한테서 께서 씨 님 네 이네 이는 이가 이의 이랑은".split()
+) | {""}
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
+
+
+def korean_forms(name: str) -> set[str]:
+    """The forms of a speaker name a Korean question names them by: the whole (spaces taken out), the given
+    name of a name of three syllables after a family name (김민지 -> 민지), and each part of two syllables or more
+    of a spaced one ("김 민지" -> 민지). Nothing for a name without Hangul."""
+    parts = _HANGUL_RUN.findall(name)
+    whole = "".join(parts)
+    forms = {whole} if len(whole) >= 2 else set()
+    if len(parts) == 1 and len(whole) == 3 and whole[0] in _SURNAMES:
+        forms.add(whole[1:])
+    if len(parts) > 1:
+        forms |= {p for p in parts if len(p) >= 2}
+    return forms
+
+
+def korean_named(text: str, forms: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """The words of ``text`` that name a speaker (one of ``forms``, maybe with a particle after it), with whose
+    names each is ({form: that person's names})."""
+    out: dict[str, frozenset[str]] = {}
+    for word in _HANGUL_RUN.findall(text):
+        for form, who in forms.items():
+            if word.startswith(form) and word[len(form) :] in _NAME_PARTICLES:
+                out[word] = out.get(word, frozenset()) | who
+    return out
+
+
+def without_words(text: str, words: set[str] | dict[str, frozenset[str]]) -> str:
+    """``text`` with the Hangul ``words`` taken out."""
+    return _HANGUL_RUN.sub(lambda m: "" if m.group(0) in words else m.group(0), text)
 
 
 def _head(name: str) -> str:

@@ -22,7 +22,7 @@ from datetime import date
 
 from memory.recall.dates import DayRange, query_dates
 from memory.recall.lexicon import related
-from memory.recall.names import addressee, people, speaker_called
+from memory.recall.names import addressee, korean_forms, korean_named, people, speaker_called, without_words
 from memory.recall.spread import asks_for_many
 from memory.recall.store import ChatRow
 from memory.recall.text import Term, query_terms, word_term
@@ -187,8 +187,12 @@ def parse(
                 called = speaker_called(conn, chat, word, term, person)  # "Andy" for Andrew: how the other greets him
                 if called is not None:
                     speaker_terms[term] = called
-    own = query_terms(rest)
+    # "하나는 뭐 샀어?": whose turns (최하나's), not the pieces 최하 / 하나 to search (memory.recall.names)
+    forms = {form: person[n] for n in names for form in korean_forms(n)}
+    named_ko = korean_named(rest, forms) if forms and _HANGUL.search(rest) else {}
+    own = (query_terms(without_words(rest, named_ko)) if named_ko else []) or query_terms(rest)
     speakers = {n for t in own if t.text in speaker_terms for n in speaker_terms[t.text]}
+    speakers |= {n for who in named_ko.values() for n in who}
     words = rest.split()
     speakers |= {m for n in names if n in words or any(w.startswith(n) for w in words) for m in person[n]}  # 민수가
     if weights.speaker:
@@ -237,7 +241,7 @@ def parse(
     )
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
-    names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms)
+    names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms or w in named_ko)
     many = asks_for_many(text)
     pair = weights.pair and len({person[n] for n in speakers if n in person}) > 1
     query = Query.make(

@@ -1,0 +1,89 @@
+"""Korean names in a question (memory.recall.names.korean_forms / korean_named, memory.recall.query.parse): the
+whole name or the given name, with a particle, says whose turns to prefer and is not searched as two-letter
+pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import recall_persona, recall_persona_ko
+from memory.recall import RecallIndex
+from memory.recall.names import korean_forms, korean_named, without_words
+from memory.transcript import Transcript
+
+CHAT = "9"
+SMALL = [
+    "오랜만이다! 요즘 뭐 새로운 거 있어?", "난 잘 지내, 물어봐 줘서 고마워!", "맨날 똑같지 뭐.", "와 진짜 잘됐다!",
+    "주말엔 그냥 집에서 쉬었어.", "요즘 날씨가 너무 좋아.", "올해 진짜 빨리 가는 것 같아!", "진짜 힘들었겠다.",
+    "또 소식 전할게! 몸 잘 챙겨.", "그래! 조만간 또 얘기하자.", "완전 재밌었겠다!", "솔직히 그 휴식이 진짜 필요했어.",
+]  # fmt: skip
+
+
+def chat(transcript: Transcript, turns: list[tuple[str, str]]) -> None:
+    transcript.append(
+        CHAT,
+        [
+            {
+                "role": "user" if who == "최하나" else "assistant",
+                "name": who,
+                "content": f"{who}: {text}",
+                "at": f"2026-03-01T10:{i:02d}:00+09:00",
+            }  # fmt: skip
+            for i, (who, text) in enumerate(turns)
+        ],
+    )
+
+
+def found(data_dir: Path, question: str) -> list[str]:
+    with RecallIndex(data_dir) as index:
+        return [h.content for h in index.search(CHAT, question, 10)]
+
+
+def test_the_forms_a_question_names_someone_by():
+    assert korean_forms("최하나") == {"최하나", "하나"}  # a family name, then the given name friends use
+    assert korean_forms("김 민지") == {"김민지", "민지"}
+    assert korean_forms("민지") == {"민지"}
+    assert korean_forms("남궁민수") == {"남궁민수"}  # not a one-syllable family name and a given name of three
+    assert korean_forms("Deb") == set()
+    forms = {form: frozenset({"최하나"}) for form in korean_forms("최하나")}
+    assert korean_named("하나는 어쩌다 다쳤어?", forms) == {"하나는": frozenset({"최하나"})}
+    assert korean_named("최하나의 취미는 뭐야?", forms) == {"최하나의": frozenset({"최하나"})}
+    assert korean_named("하나한테 뭐 줬어?", forms) == {"하나한테": frozenset({"최하나"})}
+    assert korean_named("기타 하나만 샀어?", forms) == {}  # "only one": 만 is not after a name here
+    assert korean_named("하나도 몰라", forms) == {}  # "not at all"
+    assert without_words("하나는 어쩌다 다쳤어?", {"하나는"}) == " 어쩌다 다쳤어?"
+
+
+def test_a_question_about_the_wrong_person_still_finds_the_fact(transcript, data_dir):
+    """The name was searched as its pieces (유리 of 정유리), held by every one of her turns' "정유리: ": her small
+    talk outranked the one turn that answers, said by the other person."""
+    turns = [("정유리", s) for s in SMALL] + [("최하나", "주로 하타 요가 해. 동네 요가원인데 선생님이 엄청 친절해.")]
+    chat(transcript, turns)
+    hits = found(data_dir, "유리는 어떤 요가를 해?")
+    assert hits and hits[0] == "최하나: 주로 하타 요가 해. 동네 요가원인데 선생님이 엄청 친절해."
+
+
+def test_the_given_name_says_whose_turn_to_prefer(transcript, data_dir):
+    turns = [("정유리", "차 샀어! 아반떼, 색은 흰색."), ("최하나", "차 샀어! 쏘렌토, 색은 노란색.")]
+    chat(transcript, [("최하나", SMALL[0]), ("정유리", SMALL[1]), *turns, ("정유리", SMALL[2]), ("최하나", SMALL[3])])
+    assert found(data_dir, "하나는 무슨 차를 샀어?")[0] == "최하나: 차 샀어! 쏘렌토, 색은 노란색."
+    assert found(data_dir, "유리는 무슨 차를 샀어?")[0] == "정유리: 차 샀어! 아반떼, 색은 흰색."
+
+
+def test_a_question_about_someone_on_what_the_chat_never_said_finds_nothing(transcript, data_dir):
+    """The pieces of the name (유리) matched the turns that call her by it: an unanswerable question brought them."""
+    calls = [("최하나", "고마워, 유리! 너랑 얘기하면 항상 기분이 좋아져."), ("최하나", "잘 가 유리! 또 얘기하자.")]
+    chat(transcript, [("정유리" if i % 2 else "최하나", s) for i, s in enumerate(SMALL)] + calls)
+    assert found(data_dir, "유리는 어디서 얼룩말을 봤어?") == []
+
+
+def test_in_a_long_chat_a_guess_about_what_no_one_did_finds_nothing(data_dir):
+    """bench.recall_persona_ko's first conversation (593 turns): no one took up pottery. The
+    pieces 최하 / 하나 made 최하나's turns and those calling her by name related to any question about her."""
+    conv = recall_persona_ko.generate_ko(1)
+    recall_persona.write(conv, data_dir)
+    assert not [m for m in conv.lines if "도자기" in str(m["content"])]
+    yoga = {str(m["content"]).split(":")[0]: str(m["content"]) for m in conv.lines if "하타 요가" in str(m["content"])}
+    with RecallIndex(data_dir) as index:
+        assert index.search(conv.chat, "최하나는 도자기 전시회를 좋아할까?", 10) == []
+        assert yoga["최하나"] in [h.content for h in index.search(conv.chat, "하나는 어떤 요가를 해?", 10)]
