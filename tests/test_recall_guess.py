@@ -243,7 +243,10 @@ def test_the_floor_sees_a_short_message_s_score_before_the_cut():
         ("What hobbies does Deb have?", False),
         ("When did Deb move?", False),
         ("Tell me about Mia's garden", False),
-        ("무슨 책을 좋아할까?", False),
+        ("무슨 책을 좋아할까?", True),  # -까: a guess in Korean too
+        ("지호는 아마 운동을 좋아하겠지?", True),
+        ("민수는 무슨 책을 읽었어?", False),
+        ("무슨 책 좋아해?", False),
     ],
 )
 def test_which_questions_ask_for_a_guess(question, guess):

@@ -169,6 +169,11 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
         ("What helps her sleep?", False),  # a verb and its object
         ("What makes her happy?", False),
         ("민수가 배운 취미들은 뭐야?", True),
+        ("민수는 지금까지 뭘 그렸어?", True),  # what he has painted (Korean marks no plural)
+        ("민수가 흙으로 만든 건 뭐뭐 있어?", True),
+        ("민수는 캠핑을 몇 번 갔어?", True),
+        ("민수는 쉬는 날에 주로 뭐 해?", True),
+        ("민수는 어제 뭘 그렸어?", False),
         ("What is Deb's job?", False),
         ("Would Andreas enjoy a pottery exhibition?", False),
         ("When did Caroline go to the support group?", False),

@@ -118,10 +118,11 @@ _YES_NO = re.compile(r"^\W*(?:is|are|was|were|do|does|did|can|could|would|will|h
 def asks_for_guess(text: str) -> bool:
     """Whether an English question asks for a guess from what someone told of themselves, not in the question's
     words: "What would Deb likely study?", "Would Mel enjoy a cabin weekend?" (would, might, likely, probably),
-    or a yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"). Korean: no (the turns telling
-    of their speaker are found by English words: memory.recall.told.discloses)."""
+    or a yes/no question ("Is Mel a bookworm?", "Does Cal have a green thumb?"). Korean: -까 at the end, 아마, 것 같
+    or -겠 ("지호는 도자기 전시회를 좋아할까?"): it weighs the meaning and brings its related turns as an English guess
+    does, without the step that reads who tells of themselves (English words: memory.recall.told.discloses)."""
     if _HANGUL.search(text):
-        return False
+        return bool(_GUESS_KO.search(text))
     return bool(_INFER.search(text) or _YES_NO.search(text))
 
 

@@ -51,6 +51,9 @@ _MANY = re.compile(
     r"|\b(?:what|which)\s+(?:are|were)\b|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}\s+do\s+(?:to|for|in|on)\b"
     r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
+# Korean marks no plural: a question word said twice ("뭐뭐 했어?", "어디어디"), how many times or kinds ("몇 번",
+# "몇 가지"), "어떤 것들", or a span or habit ("지금까지", "그동안", "여태", "평소", "주로": what they have done, do)
+_KO_MANY = re.compile(r"뭐뭐|어디어디|누구누구|몇\s*(?:번|가지|군데)|어떤\s*것들|지금까지|그동안|여태|평소|주로")
 # "what" or "which", a noun of one or two words, a verb: "What hobbies does", "Which musical instruments can"
 _HEAD = re.compile(
     r"\b(?:[Ww]hat|[Ww]hich)((?:\s+[a-z]+)?\s+[a-z]+)\s+(?:does|do|did|has|have|had|is|are|was|were|can|could|will|would)\b"
@@ -149,8 +152,8 @@ def asks_for_many(text: str) -> bool:
     noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
     hobbies?", "both", "how many", "what has X done", "where has X camped", "what does X do to / for / in /
     on ..." ("to stay fit", "for fun": what they do, not what they did once), "what animals live with X",
-    "취미들", "모두"."""
-    if _MANY.search(text.casefold()):
+    "취미들", "모두", "뭐뭐", "몇 번", "지금까지 뭘 그렸어?", "주로 뭐 해?"."""
+    if _MANY.search(text.casefold()) or _KO_MANY.search(text):
         return True
     head = _HEAD.search(text)
     if head is not None:

@@ -1,6 +1,7 @@
-"""Korean names in a question (memory.recall.names.korean_forms / korean_named, memory.recall.query.parse): the
-whole name or the given name, with a particle, says whose turns to prefer and is not searched as two-letter
-pieces."""
+"""Korean questions: a name in them (memory.recall.names.korean_forms / korean_named, memory.recall.query.parse),
+the whole name or the given name with a particle, says whose turns to prefer and is not searched as two-letter
+pieces; a question asking for a list without a plural (memory.recall.spread.asks_for_many: "주로 뭐 해?") gathers
+what was told in several sessions. Which questions are guesses: tests/test_recall_guess.py."""
 
 from __future__ import annotations
 
@@ -87,3 +88,17 @@ def test_in_a_long_chat_a_guess_about_what_no_one_did_finds_nothing(data_dir):
     with RecallIndex(data_dir) as index:
         assert index.search(conv.chat, "최하나는 도자기 전시회를 좋아할까?", 10) == []
         assert yoga["최하나"] in [h.content for h in index.search(conv.chat, "하나는 어떤 요가를 해?", 10)]
+
+
+def test_what_she_usually_does_comes_back_from_several_sessions(data_dir):
+    """bench.recall_persona_ko's third conversation: 이수아 told of four hobbies in four sessions, one of them with
+    the word 등록 that her swimming shares. Read as a question for one fact, the best turns crowded out the rest."""
+    conv = recall_persona_ko.generate_ko(3)
+    recall_persona.write(conv, data_dir)
+    question = "이수아는 쉬는 날에 주로 뭐 하면서 놀아?"
+    evidence = next(q.evidence for q in conv.questions if q.text == question)
+    told = {str(conv.files[f][line - 1]["content"]) for f, line in evidence}
+    assert len(told) == 4
+    with RecallIndex(data_dir) as index:
+        found = {h.content for h in index.search(conv.chat, question, 10)}
+    assert len(told & found) >= 3
