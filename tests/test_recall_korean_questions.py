@@ -53,6 +53,11 @@ def test_the_forms_a_question_names_someone_by():
     assert korean_named("기타 하나만 샀어?", forms) == {}  # "only one": 만 is not after a name here
     assert korean_named("하나도 몰라", forms) == {}  # "not at all"
     assert without_words("하나는 어쩌다 다쳤어?", {"하나는"}) == " 어쩌다 다쳤어?"
+    # a Telegram first name is often the given name alone: the question may still say the family name
+    given = {form: frozenset({"민지"}) for form in korean_forms("민지")}
+    assert korean_named("김민지는 뭐 그렸어?", given) == {"김민지는": frozenset({"민지"})}
+    assert korean_named("민지는 뭐 그렸어?", given) == {"민지는": frozenset({"민지"})}
+    assert korean_named("김민수는 뭐 그렸어?", given) == {}
 
 
 def test_a_question_about_the_wrong_person_still_finds_the_fact(transcript, data_dir):

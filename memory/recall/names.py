@@ -68,12 +68,14 @@ def korean_forms(name: str) -> set[str]:
 
 
 def korean_named(text: str, forms: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """The words of ``text`` that name a speaker (one of ``forms``, maybe with a particle after it), with whose
-    names each is ({form: that person's names})."""
+    """The words of ``text`` that name a speaker (one of ``forms``, maybe with a family name before it and a
+    particle after it: "김민지는" for a 민지 whose Telegram first name is her given name), with whose names each is
+    ({word: that person's names})."""
     out: dict[str, frozenset[str]] = {}
     for word in _HANGUL_RUN.findall(text):
+        bare = (word, word[1:]) if len(word) > 2 and word[0] in _SURNAMES else (word,)
         for form, who in forms.items():
-            if word.startswith(form) and word[len(form) :] in _NAME_PARTICLES:
+            if any(w.startswith(form) and w[len(form) :] in _NAME_PARTICLES for w in bare):
                 out[word] = out.get(word, frozenset()) | who
     return out
 
