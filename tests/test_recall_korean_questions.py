@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bench import recall_persona, recall_persona_ko
 from memory.recall import RecallIndex
+from memory.recall.lexicon import korean_related
 from memory.recall.names import korean_forms, korean_named, without_words
 from memory.transcript import Transcript
 
@@ -107,3 +108,30 @@ def test_what_she_usually_does_comes_back_from_several_sessions(data_dir):
     with RecallIndex(data_dir) as index:
         found = {h.content for h in index.search(conv.chat, question, 10)}
     assert len(told & found) >= 3
+
+
+def test_korean_related_words_are_the_pieces_of_the_groups_words():
+    """memory.recall.lexicon's groups in Korean: a head word's members by a piece each, not one that is a word of
+    its own (바이 "bye" of 바이올린, 하이 "hi" of 하이킹)."""
+    instruments = korean_related(("악기",))
+    assert {"기타", "이올", "피아", "드럼"} <= set(instruments)
+    assert "바이" not in instruments
+    hobbies = korean_related(("취미",))
+    assert {"도자", "등산", "이킹", "요가"} <= set(hobbies) and "하이" not in hobbies
+    assert korean_related(("악기",)) == korean_related(("악기", "기를"))  # 악기를: the head it starts with
+    assert {"접질", "삐끗", "부상"} <= set(korean_related(("다쳤", "쳤어")))  # 다쳤어: hurt, as it is said
+    assert korean_related(("날씨",)) == {}
+
+
+def test_a_question_in_other_words_than_the_chat_finds_the_answer(data_dir):
+    """bench.recall_persona_ko's second conversation: 정유리 told of her hobbies, never with the word 취미 (hobby);
+    the hobbies' group brings them, by words alone."""
+    conv = recall_persona_ko.generate_ko(2)
+    recall_persona.write(conv, data_dir)
+    question = "유리의 취미는 뭐야?"
+    evidence = next(q.evidence for q in conv.questions if q.text == question)
+    told = {str(conv.files[f][line - 1]["content"]) for f, line in evidence}
+    assert len(told) == 3 and not any("취미" in t for t in told)
+    with RecallIndex(data_dir) as index:
+        found = {h.content for h in index.search(conv.chat, question, 10)}
+    assert len(told & found) >= 2

@@ -1,4 +1,4 @@
-"""A small English lexicon for recall: irregular word forms, and related words for query expansion.
+"""A small English (and Korean) lexicon for recall: irregular word forms, and related words for query expansion.
 
 People ask about their past in other words than they used: "What pets does she have?" for
 "we adopted a puppy", "When did he run the race?" for "I ran a 10K", "her kids" for "my son".
@@ -12,10 +12,12 @@ No model is needed for the commonest of these:
   a general word brings its kinds (``pet`` -> dog, cat, puppy, hamster ...; ``hobby`` ->
   painting, hiking, pottery ...), a word its near-synonyms (``job`` <-> work, career; ``kid``
   <-> child, son, daughter); with ``twice``, the terms related to those too, at the product of the
-  two weights (``fit`` -> exercise -> yoga, running, swimming).
+  two weights (``fit`` -> exercise -> yoga, running, swimming);
+- ``korean_related(pieces)``: the same groups in Korean, by the two-letter pieces Hangul is indexed as
+  ("악기를" -> 기타, 이올 of 바이올린, 피아 ...; "다쳤어" -> 접질, 삐끗, 부러 ...), one step only.
 
-Written by hand from general English (not from any test set); terms are compared after
-memory.recall.text's normalisation (lower case, Porter stem).
+Written by hand from general English (not from any test set), the Korean translated from it; terms are compared
+after memory.recall.text's normalisation (lower case, Porter stem).
 """
 
 from __future__ import annotations
@@ -170,6 +172,93 @@ food foods meal meals: dish dishes pizza pasta sushi ramen tacos burger soup sal
 """
 
 
+# The groups above in Korean (translated from them, not from any test set): Hangul is indexed as two-letter pieces
+# (memory.recall.text), so a word here stands for its pieces, and a question's word matches a head word by the
+# pieces it starts with ("악기를" -> 악기). A word of one syllable is left out (개, 새, 책, 집: as a prefix it would
+# find every word starting so); a verb is written as the stems it is said with (다치, 다쳤, 다친, 다쳐).
+_KO_GROUPS_TEXT = """
+반려동물 애완동물 동물: 강아지 고양이 햄스터 토끼 앵무새 물고기 금붕어 거북이 도마뱀 기니피그 조랑말 페럿
+= 강아지 멍멍이 댕댕이 반려견
+= 고양이 냥이 반려묘
+악기: 기타 바이올린 피아노 키보드 드럼 첼로 베이스 우쿨렐레 플루트 클라리넷 색소폰 트럼펫 하프 비올라 트롬본
+  하모니카 아코디언
+음악: 노래 밴드 콘서트 기타 피아노 바이올린 가수 앨범 플레이리스트 멜로디 합창 오케스트라 악기
+취미 여가 관심사: 그림 스케치 도자기 도예 등산 하이킹 캠핑 수영 달리기 러닝 조깅 요가 정원 가드닝 베이킹 요리
+  뜨개질 바느질 사진 댄스 독서 낚시 자전거 클라이밍 스키 서핑 스케이트 체스 게임 글쓰기 일기 봉사 음악 기타
+  피아노 노래 공예 목공 필라테스 명상 마라톤
+운동 스포츠: 축구 농구 야구 테니스 배구 하키 골프 수영 달리기 러닝 자전거 헬스 요가 클라이밍 스키 서핑 복싱
+  마라톤 등산 럭비 배드민턴
+예술 미술 작품 창작: 그림 도자기 도예 조각 사진 캔버스 수채화 벽화 공예
+= 그림 그렸 화가 캔버스
+= 도자기 도예 점토 공방
+= 등산 하이킹 산행 트레킹 등산로
+= 캠핑 텐트 모닥불 캠핑장
+= 달리기 러닝 조깅 마라톤
+= 수영 수영장
+= 베이킹 오븐 케이크 쿠키
+= 요리 레시피 식사
+= 정원 텃밭 화분 식물 가드닝
+= 사진 카메라 촬영
+= 독서 소설 작가
+= 글쓰기 작가 일기 블로그
+= 노래 가수
+= 가르치 선생님 강사 수업 레슨 과외
+= 배우 배웠 공부 수업 강좌 연습
+= 공부 학생 학교 대학 대학교 학위 전공
+가족 친척: 아이 애들 자녀 아들 아기 남편 아내 와이프 엄마 어머니 아빠 아버지 부모님 오빠 누나 언니 동생
+  할머니 할아버지 이모 고모 삼촌 사촌 조카 손주
+= 아이 애들 자녀 아들 아기
+= 엄마 어머니
+= 아빠 아버지
+= 부모님 엄마 아빠 어머니 아버지
+= 남편 아내 와이프 배우자 남친 여친 남자친구 여자친구 약혼자
+= 친구 친구들
+= 직업 커리어 직장 회사 사무실 취직 승진
+= 상사 팀장 부장 매니저
+= 동료
+= 승진 연봉
+= 퇴사 그만두 해고
+직업: 선생님 간호사 의사 엔지니어 변호사 디자이너 개발자 프로그래머 상담사 치료사 예술가 작가 셰프 요리사
+  회계사 과학자 연구원 학생
+= 여행 휴가 해외 관광 방문
+= 이사 이사했
+= 아파트 주택 동네
+행사 이벤트: 파티 축제 콘서트 퍼레이드 컨퍼런스 워크숍 모임 바자회 기념식 결혼식 졸업식 대회 전시회 박람회 경기
+야외 자연: 등산 캠핑 해변 공원 정원 산책로 호수 낚시 카약
+분야 과목 전공: 심리학 상담 공학 의학 간호학 법학 미술 디자인 교육 과학 생물학 역사 수학 경영
+= 저축 예산 비싸 가격 비용
+= 구매 쇼핑 주문
+= 자동차 차량 트럭
+= 아프 아파 감기 독감 몸살
+= 다치 다쳤 다친 다쳐 부상 삐었 삐끗 접질 부러 골절 통증 사고
+= 의사 병원 진료 간호사 수술
+= 건강 운동 헬스 다이어트
+음식 식사: 요리 피자 파스타 초밥 라멘 타코 버거 수프 샐러드 카레 케이크 디저트 쿠키 아침 점심 저녁 간식 레시피
+= 커피 와인 맥주 주스 음료
+= 영화 드라마 시리즈
+= 소설 도서관 독서 작가
+= 콘서트 공연 페스티벌 밴드 라이브
+= 파티 축하 생일 기념일 결혼식
+= 결혼 결혼식 약혼
+= 봉사 자원봉사 기부 자선 모금 바자회 보호소
+= 응원 도움 도와
+= 모임 동호회 커뮤니티 클럽
+= 행복 기쁘 신나 설레
+= 슬프 우울 외로 속상
+= 스트레스 불안 걱정
+= 휴식 힐링 차분 편안 여유
+= 영감 동기
+= 선물
+= 주말 토요일 일요일
+= 바다 해변 해안
+= 호수 강가
+= 공원 놀이터
+= 박물관 미술관 전시 전시회
+= 입양 유기견 구조
+= 목표 계획
+"""
+
+
 def _parse_irregular(text: str) -> dict[str, str]:
     out = {}
     for pair in text.split():
@@ -189,10 +278,10 @@ def base(word: str) -> str:
     return IRREGULAR.get(word, word)
 
 
-def _groups() -> list[tuple[list[str], list[str], bool]]:
-    """(heads, members, synonyms) from _GROUPS_TEXT; continuation lines start with spaces."""
+def _groups(text: str = _GROUPS_TEXT) -> list[tuple[list[str], list[str], bool]]:
+    """(heads, members, synonyms) from _GROUPS_TEXT (or ``text``); continuation lines start with spaces."""
     lines: list[str] = []
-    for raw in _GROUPS_TEXT.splitlines():
+    for raw in text.splitlines():
         if not raw.strip():
             continue
         if raw.startswith("  ") and lines:
@@ -207,6 +296,48 @@ def _groups() -> list[tuple[list[str], list[str], bool]]:
         else:
             heads, _, members = line.partition(":")
             out.append((heads.split(), members.split(), False))
+    return out
+
+
+def _pieces(word: str) -> tuple[str, ...]:
+    """A Hangul word's two-letter pieces, as the index holds them."""
+    return tuple(word[i : i + 2] for i in range(len(word) - 1))
+
+
+# pieces that begin a word here and are words or common pieces of their own (하이 "hi", 바이 "bye", 어머 "oh my",
+# 아파 "it hurts", 자기 "oneself"): a longer word is found by another of its pieces
+_COMMON_PIECES = frozenset(
+    "하이 바이 어머 아파 와이 그만 시리 자동 자원 프로 케이 파스 배우 남자 여자 라이 달리 자기".split()
+)
+
+
+def _piece(word: str) -> str | None:
+    """The piece a word of the groups is found by: its first, or the first that is not a common one."""
+    return next((p for p in _pieces(word) if p not in _COMMON_PIECES), None)
+
+
+@cache
+def _korean_table() -> dict[tuple[str, ...], dict[str, float]]:
+    table: dict[tuple[str, ...], dict[str, float]] = {}
+    for heads, members, synonyms in _groups(_KO_GROUPS_TEXT):
+        weight = SYNONYM_WEIGHT if synonyms else HYPONYM_WEIGHT
+        for h in heads:
+            found = table.setdefault(_pieces(h), {})
+            for m in members:
+                piece = _piece(m)
+                if m != h and piece is not None and piece not in _pieces(h):
+                    found[piece] = max(found.get(piece, 0.0), weight)
+    return table
+
+
+def korean_related(pieces: tuple[str, ...]) -> dict[str, float]:
+    """The two-letter pieces related to a Korean word of the question (its ``pieces``, its particle taken off),
+    with their weights: those of the words of the groups whose head word it starts with ("악기를": 기타, 바이 ...)."""
+    out: dict[str, float] = {}
+    for head, near in _korean_table().items():
+        if head and pieces[: len(head)] == head:
+            for piece, w in near.items():
+                out[piece] = max(out.get(piece, 0.0), w)
     return out
 
 

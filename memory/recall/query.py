@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memory.recall.dates import DayRange, query_dates
-from memory.recall.lexicon import related
+from memory.recall.lexicon import korean_related, related
 from memory.recall.names import addressee, korean_forms, korean_named, people, speaker_called, without_words
 from memory.recall.spread import asks_for_many
 from memory.recall.store import ChatRow
@@ -91,6 +91,7 @@ _GUESS = re.compile(r"\b(?:would|could|might|likely|probably|should|guess)\b", r
 _FACT_KO = re.compile(r"뭐|뭘|무엇|무슨|언제|어디|누구|누가|몇|얼마|어느")
 _GUESS_KO = re.compile(r"아마|것\s*같|겠|까\s*[?？.!~]*\s*$")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_HANGUL_WORDS = re.compile(r"[\uac00-\ud7a3]+")
 
 
 def asks_for_fact(text: str, many: bool | None = None) -> bool:
@@ -216,6 +217,17 @@ def parse(
                 rt = Term(r)
                 if rt not in group:
                     group[rt] = t
+                    share[rt] = w * weights.expand
+    if weights.expand and _HANGUL.search(rest):  # a Korean word's related words (memory.recall.lexicon): by pieces
+        for word in _HANGUL_WORDS.findall(without_words(rest, named_ko)):
+            pieces = [t for t in query_terms(word) if not t.prefix]
+            if not pieces or pieces[0] not in group:
+                continue
+            near = korean_related(tuple(t.text for t in pieces))
+            for r, w in sorted(near.items(), key=lambda x: -x[1])[: effort.max_related]:
+                rt = Term(r)
+                if rt not in group:
+                    group[rt] = pieces[0]
                     share[rt] = w * weights.expand
     terms = list(group)
     n = max(chat.docs, 1)
