@@ -54,6 +54,10 @@ TENTH = Weights(meaning_lived=0.0)
 TWELFTH = Weights(skip_fillers=False)
 # the thirteenth round's answer that a message crossed not linked to its question
 THIRTEENTH = Weights(crossed=0.0)
+# the sixteenth round's Korean related words (memory.recall.lexicon.korean_related): Korean questions whose words head
+# a group, without any related words (``expand`` 0: for these questions, the Korean groups alone)
+KOREAN = ["민지의 취미는 뭐야?", "무슨 악기를 연주해?", "어떤 반려동물을 키워?", "어쩌다 다쳤어?", "가족이랑 뭘 했어?",
+          "운동을 좋아할까?"]  # fmt: skip
 
 
 def timed(fn: object, runs: int = 5) -> float:
@@ -137,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
                 crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
+                korean = compare_before(data, Sampled(), index, Weights(expand=0.0), lambda q: True, questions=KOREAN)
                 chat = index._run(lambda c: chat_row(c, "5", create=False))
                 assert chat is not None
                 words = Weights().cased
@@ -176,19 +181,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, fourteenth round: a question typed without capitals, its words looked up for names "
               f"(memory.recall.names.cased): {statistics.median(typed) * 1e3:.1f} ms median over {len(LOWER)}, "
               f"slowest {max(typed) * 1e3:.1f} ms (before the search, of {med[1] * 1e3:.1f} ms)")  # fmt: skip
+        print(f"issue 32, sixteenth round: Korean questions without related words {korean[0] * 1e3:.1f} ms, with the "
+              f"Korean groups {korean[1] * 1e3:.1f} ms ({korean[1] / korean[0]:.2f}x; median over {len(KOREAN)}, "
+              "interleaved)")  # fmt: skip
     return 0
 
 
 def compare_before(
-    data: Path, embedder: object, index: RecallIndex, before: Weights, asked: Callable[[str], bool], runs: int = 5
+    data: Path,
+    embedder: object,
+    index: RecallIndex,
+    before: Weights,
+    asked: Callable[[str], bool],
+    runs: int = 5,
+    questions: list[str] | None = None,
 ) -> tuple[float, float]:
     """Median seconds of a search of the questions ``asked`` picks (issue 32's fourth round: those asking for a guess,
-    memory.recall.query.asks_for_guess) with the ``before`` weights and with the index's own, the two interleaved."""
+    memory.recall.query.asks_for_guess) of ``questions`` (QUERIES and LISTS) with the ``before`` weights and with the
+    index's own, the two interleaved."""
     old = RecallIndex(data, meaning=embedder, weights=before, sync_budget=None)  # type: ignore[arg-type]
     times: tuple[list[float], list[float]] = ([], [])
     try:
         for run in range(runs):
-            for q in [q for q in QUERIES + LISTS if asked(q)]:
+            for q in [q for q in (questions or QUERIES + LISTS) if asked(q)]:
                 for which in (0, 1) if run % 2 else (1, 0):
                     t0 = time.perf_counter()
                     (old, index)[which].search("5", q, 10)
