@@ -24,7 +24,7 @@ that is returned takes a place in the k like any other). Also runs the real CLI 
 (bench.recall_real: nicknames, a renamed sender, misspelt names, bursts, mixed messages, photos with only a
 caption, both people in the user role), ``typos``: ``real`` with typing errors in the words of 30% of
 the messages, ``replies``: ``real`` with answers sent as Telegram replies, the question quoted before
-them, and ``ko``: the ``named`` layout in Korean (bench.recall_persona_ko: no harder questions). Tune on
+them, and ``ko``: the ``named`` layout in Korean (bench.recall_persona_ko). Tune on
 seeds 1-6; 7-12 are the held-out part, reported.
 ``--ablate`` adds one column per ranking signal turned off.
 ``--related`` scores the automatic recall instead (``RecallIndex.related``, the fast path that fills
@@ -91,7 +91,7 @@ def make_case(gen: str, seed: int, style: str, hard: bool = True) -> Case:
         qs = [(q.text, q.kind, [(None, n) for n in q.evidence]) for q in conv.questions]
         return Case(conv.chat, turns, qs, lambda d, c=conv: recall_gen.write(c, d))
     if style == "ko":
-        pconv = recall_persona_ko.generate_ko(seed)
+        pconv = recall_persona_ko.generate_ko(seed, hard=hard)
     elif style in ("real", "typos", "replies"):
         pconv = recall_real.generate(seed, hard=hard, typos=style == "typos", replies=style == "replies")
     else:

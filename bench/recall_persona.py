@@ -310,8 +310,8 @@ def generate(
     seed: int, *, layout: str = "named", sessions: int | None = None, hard: bool = True, tables: Tables | None = None
 ) -> Conversation:
     """One conversation and its questions (deterministic for a seed and layout); ``hard``: with the
-    questions of bench.recall_persona_hard too (English only); ``tables``: the language's (English
-    by default)."""
+    questions of bench.recall_persona_hard too (the table's own, and the mentions of bench.recall_persona_spread
+    where the table has them); ``tables``: the language's (English by default)."""
     tb = tables or ENGLISH
     rnd = random.Random(seed * 7919 + 17)
     (a, a_short, a_p), (b, b_short, b_p) = rnd.sample(tb.people, 2)
@@ -334,7 +334,9 @@ def generate(
                 plan[again].append((topic, subject, values, True))
             lives.append((topic, subject, values, s, again))
     spread = (
-        recall_persona_spread.Spread(seed, [(t.key, s, v, si) for t, s, v, si, _ in lives], sessions) if hard else None
+        recall_persona_spread.Spread(seed, [(t.key, s, v, si) for t, s, v, si, _ in lives], sessions)
+        if hard and tb.mentions
+        else None
     )  # mentioned again in passing
     start = datetime(2022, 3, 1, 9, 0) + timedelta(days=rnd.randrange(400))
     files: dict[str | None, list[dict[str, object]]] = {}
@@ -441,7 +443,9 @@ def generate(
             found = [v for t, s, v, _, _ in lives if t.key == key and s == subject]
             return evidence.get((id(found[0]), False, i)) if found else None
 
-        extra = recall_persona_hard.questions(seed, [a, b], told, called, lambda s: who[s][1])
+        extra = recall_persona_hard.questions(
+            seed, [a, b], told, called, lambda s: who[s][1], threads=tb.threads, guesses=tb.guesses
+        )
         questions += [
             Question(t, k, spread.widen(ev, episodes, evidence) if k == "multi" and spread else ev)
             for t, k, ev in extra

@@ -10,8 +10,9 @@ conversation answers. bench.recall_korean measures facts asked in other particle
 this measures what a Korean chat's several-sessions and inference questions find.
 
 The names (family name and given name; friends use the given name) end in a vowel, so every
-question's particle (는, 가, 의, 에게) is right for both. No harder questions (bench.recall_persona_hard,
-bench.recall_persona_spread): they are English.
+question's particle (는, 가, 의, 에게) is right for both. Harder questions, in words memory.recall.lexicon's
+Korean groups do not relate to their evidence (THREADS, GUESSES, as bench.recall_persona_hard's), unless
+``hard=False``; no mentions in passing (bench.recall_persona_spread's sentences are English).
 
     python -m bench.recall_eval --gen persona --style ko --seeds 1-6
 """
@@ -231,9 +232,50 @@ OFF_TOPIC = [
     "{S}는 선거에 대해 어떻게 생각했어?", "{S}는 요트 이름을 뭐라고 지었어?", "{S}는 무슨 타투를 했어?",
 ]  # fmt: skip
 
-KOREAN = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, weekdays=("금요일", "토요일", "일요일", "화요일"))
+# Harder questions (as bench.recall_persona_hard's): asked in words the Korean groups of memory.recall.lexicon do not
+# relate to their evidence. A thread through several topics (the evidence: the line telling each episode) ...
+THREADS = [
+    ("{S}는 몸 관리를 어떻게 해?", ("hiking", "swimming", "running", "yoga")),
+    ("{S}는 도시를 벗어나서 뭘 했어?", ("camping", "hiking", "trip")),
+    ("{S}한테 요즘 생긴 큰 변화는 뭐야?", ("school", "moving", "car")),
+    ("{S}는 어디에 돈을 썼어?", ("car", "guitar", "trip", "moving")),
+    ("{S}는 마음을 돌보려고 뭘 해?", ("yoga", "painting", "swimming")),
+    ("{S}가 손으로 직접 만든 건 뭐야?", ("pottery", "painting")),
+    ("{S}는 소중한 사람들이랑 어디 놀러 갔어?", ("camping", "museum", "trip")),
+    ("{S}는 다른 사람들을 어떻게 돕고 있어?", ("shelter", "running", "bazaar")),
+    ("{S}네 집에 사는 털 달린 식구는 누구누구야?", ("puppy", "cat")),
+]  # fmt: skip
+# ... and a guess from one episode: (topic, question, index of the evidence line in the topic's ``say``)
+GUESSES = [
+    ("pottery", "{S}에게 앞치마를 선물하면 잘 쓸까?", 0),
+    ("painting", "{S}는 새 붓 세트를 갖고 싶어할까?", 0),
+    ("camping", "{S}는 야생에서 지내는 걸 잘 견딜까?", 0),
+    ("hiking", "{S}는 체력이 좋을까?", 0),
+    ("swimming", "{S}에게 물안경을 선물하면 좋아할까?", 0),
+    ("running", "{S}는 좋은 일에 관심이 많을까?", 0),
+    ("yoga", "{S}는 마음챙김에 관심이 있을까?", 0),
+    ("puppy", "{S}는 매일 산책을 나가야 할까?", 0),
+    ("cat", "{S}네 집에 털복숭이 친구가 있을까?", 0),
+    ("guitar", "{S}는 손가락에 굳은살이 생겼을까?", 0),
+    ("violin", "{S}는 어릴 때 악보를 읽을 줄 알았을까?", 0),
+    ("school", "{S}는 사람 마음에 관한 책을 좋아할까?", 0),
+    ("shelter", "{S}는 주말을 남을 위해 쓸까?", 0),
+    ("bazaar", "{S}는 손이 많이 가는 간식도 만들 줄 알까?", 2),
+    ("trip", "{S}는 여권이 있을까?", 0),
+    ("reading", "{S}는 책벌레일까?", 0),
+    ("ankle", "{S}는 이번 달에 춤추러 갈 수 있을까?", 0),
+    ("moving", "{S}는 최근에 주소가 바뀌었을까?", 0),
+    ("concert", "{S}는 시끄러운 밤 외출을 즐길까?", 0),
+    ("museum", "{S}는 부모일까?", 0),
+]  # fmt: skip
+
+KOREAN = Tables(
+    PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, weekdays=("금요일", "토요일", "일요일", "화요일"),
+    threads=THREADS, guesses=GUESSES, mentions=False,
+)  # fmt: skip
 
 
-def generate_ko(seed: int) -> Conversation:
-    """One Korean conversation and its questions (the ``named`` layout: "이름: 내용", both people named)."""
-    return generate(seed, layout="named", hard=False, tables=KOREAN)
+def generate_ko(seed: int, *, hard: bool = True) -> Conversation:
+    """One Korean conversation and its questions (the ``named`` layout: "이름: 내용", both people named); ``hard``:
+    with the harder questions (THREADS, GUESSES)."""
+    return generate(seed, layout="named", hard=hard, tables=KOREAN)
