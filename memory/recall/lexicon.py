@@ -299,9 +299,10 @@ def _groups(text: str = _GROUPS_TEXT) -> list[tuple[list[str], list[str], bool]]
     return out
 
 
-def _pieces(word: str) -> tuple[str, ...]:
-    """A Hangul word's two-letter pieces, as the index holds them."""
-    return tuple(word[i : i + 2] for i in range(len(word) - 1))
+def pieces(run: str) -> list[str]:
+    """The two-letter pieces of a run of Hangul (or other CJK) letters: the terms the index holds for it
+    (memory.recall.text; a run of one letter has none)."""
+    return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 # pieces that begin a word here and are words or common pieces of their own (하이 "hi", 바이 "bye", 어머 "oh my",
@@ -313,7 +314,7 @@ _COMMON_PIECES = frozenset(
 
 def _piece(word: str) -> str | None:
     """The piece a word of the groups is found by: its first, or the first that is not a common one."""
-    return next((p for p in _pieces(word) if p not in _COMMON_PIECES), None)
+    return next((p for p in pieces(word) if p not in _COMMON_PIECES), None)
 
 
 @cache
@@ -322,20 +323,21 @@ def _korean_table() -> dict[tuple[str, ...], dict[str, float]]:
     for heads, members, synonyms in _groups(_KO_GROUPS_TEXT):
         weight = SYNONYM_WEIGHT if synonyms else HYPONYM_WEIGHT
         for h in heads:
-            found = table.setdefault(_pieces(h), {})
+            head = tuple(pieces(h))
+            found = table.setdefault(head, {})
             for m in members:
                 piece = _piece(m)
-                if m != h and piece is not None and piece not in _pieces(h):
+                if m != h and piece is not None and piece not in head:
                     found[piece] = max(found.get(piece, 0.0), weight)
     return table
 
 
-def korean_related(pieces: tuple[str, ...]) -> dict[str, float]:
-    """The two-letter pieces related to a Korean word of the question (its ``pieces``, its particle taken off),
-    with their weights: those of the words of the groups whose head word it starts with ("악기를": 기타, 바이 ...)."""
+def korean_related(word: tuple[str, ...]) -> dict[str, float]:
+    """The two-letter pieces related to a Korean word of the question (its pieces, its particle taken off), with
+    their weights: those of the words of the groups whose head word it starts with ("악기를": 기타, 이올 ...)."""
     out: dict[str, float] = {}
     for head, near in _korean_table().items():
-        if head and pieces[: len(head)] == head:
+        if head and word[: len(head)] == head:
             for piece, w in near.items():
                 out[piece] = max(out.get(piece, 0.0), w)
     return out

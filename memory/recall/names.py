@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from memory.recall.store import ChatRow
-from memory.recall.text import Term, split_quote, word_term
+from memory.recall.text import HANGUL_RUN, Term, split_quote, word_term
 
 _VOCATIVE_LEAD = (
     r"(?:^|[.!?]\s+|,\s*|\b(?:hey|hi|hello|thanks|thank you|bye|oh|wow|congrats|congratulations|yeah|yes|aw+|"
@@ -50,14 +50,13 @@ _SURNAMES = frozenset(
 _NAME_PARTICLES = frozenset(
     "는 은 이 가 의 를 을 와 과 랑 이랑 하고 에게 한테 에게서 한테서 께서 씨 님 네 이네 이는 이가 이의 이랑은".split()
 ) | {""}
-_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
 
 
 def korean_forms(name: str) -> set[str]:
     """The forms of a speaker name a Korean question names them by: the whole (spaces taken out), the given
     name of a name of three syllables after a family name (김민지 -> 민지), and each part of two syllables or more
     of a spaced one ("김 민지" -> 민지). Nothing for a name without Hangul."""
-    parts = _HANGUL_RUN.findall(name)
+    parts = HANGUL_RUN.findall(name)
     whole = "".join(parts)
     forms = {whole} if len(whole) >= 2 else set()
     if len(parts) == 1 and len(whole) == 3 and whole[0] in _SURNAMES:
@@ -72,7 +71,7 @@ def korean_named(text: str, forms: dict[str, frozenset[str]]) -> dict[str, froze
     particle after it: "김민지는" for a 민지 whose Telegram first name is her given name), with whose names each is
     ({word: that person's names})."""
     out: dict[str, frozenset[str]] = {}
-    for word in _HANGUL_RUN.findall(text):
+    for word in HANGUL_RUN.findall(text):
         bare = (word, word[1:]) if len(word) > 2 and word[0] in _SURNAMES else (word,)
         for form, who in forms.items():
             if any(w.startswith(form) and w[len(form) :] in _NAME_PARTICLES for w in bare):
@@ -82,7 +81,7 @@ def korean_named(text: str, forms: dict[str, frozenset[str]]) -> dict[str, froze
 
 def without_words(text: str, words: set[str] | dict[str, frozenset[str]]) -> str:
     """``text`` with the Hangul ``words`` taken out."""
-    return _HANGUL_RUN.sub(lambda m: "" if m.group(0) in words else m.group(0), text)
+    return HANGUL_RUN.sub(lambda m: "" if m.group(0) in words else m.group(0), text)
 
 
 def _head(name: str) -> str:

@@ -25,7 +25,7 @@ from memory.recall.lexicon import korean_related, related
 from memory.recall.names import addressee, korean_forms, korean_named, people, speaker_called, without_words
 from memory.recall.spread import asks_for_many
 from memory.recall.store import ChatRow
-from memory.recall.text import Term, query_terms, word_term
+from memory.recall.text import HANGUL_RUN, Term, query_terms, word_term
 from memory.recall.tuning import DEFAULT_WEIGHTS, THOROUGH, Effort, Weights
 
 
@@ -91,7 +91,6 @@ _GUESS = re.compile(r"\b(?:would|could|might|likely|probably|should|guess)\b", r
 _FACT_KO = re.compile(r"뭐|뭘|무엇|무슨|언제|어디|누구|누가|몇|얼마|어느")
 _GUESS_KO = re.compile(r"아마|것\s*같|겠|까\s*[?？.!~]*\s*$")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_HANGUL_WORDS = re.compile(r"[\uac00-\ud7a3]+")
 
 
 def asks_for_fact(text: str, many: bool | None = None) -> bool:
@@ -192,7 +191,8 @@ def parse(
     # "하나는 뭐 샀어?": whose turns (최하나's), not the pieces 최하 / 하나 to search (memory.recall.names)
     forms = {form: person[n] for n in names for form in korean_forms(n)}
     named_ko = korean_named(rest, forms) if forms and _HANGUL.search(rest) else {}
-    own = (query_terms(without_words(rest, named_ko)) if named_ko else []) or query_terms(rest)
+    asked = without_words(rest, named_ko) if named_ko else rest
+    own = query_terms(asked) or (query_terms(rest) if named_ko else [])  # a question of names only: as it was
     speakers = {n for t in own if t.text in speaker_terms for n in speaker_terms[t.text]}
     speakers |= {n for who in named_ko.values() for n in who}
     words = rest.split()
@@ -219,7 +219,7 @@ def parse(
                     group[rt] = t
                     share[rt] = w * weights.expand
     if weights.expand and _HANGUL.search(rest):  # a Korean word's related words (memory.recall.lexicon): by pieces
-        for word in _HANGUL_WORDS.findall(without_words(rest, named_ko)):
+        for word in HANGUL_RUN.findall(asked):
             pieces = [t for t in query_terms(word) if not t.prefix]
             if not pieces or pieces[0] not in group:
                 continue

@@ -34,10 +34,11 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.recall.lexicon import base
+from memory.recall.lexicon import base, pieces
 from memory.recall.stem import stem
 
 _CJK = "\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")  # a run of Hangul syllables (a Korean word and its particles)
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 _MAX_WORD = 40
 
@@ -110,9 +111,7 @@ def _fold(word: str) -> str:
 
 
 def _bigrams(run: str) -> list[str]:
-    if len(run) == 1:
-        return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+    return [run] if len(run) == 1 else pieces(run)
 
 
 @lru_cache(maxsize=100_000)
@@ -234,7 +233,7 @@ def query_terms(text: str) -> list[Term]:
     for m in _TOKEN.finditer(text):
         cjk = m.group("cjk")
         if cjk is not None:
-            if re.fullmatch(r"[\uac00-\ud7a3]+", cjk):
+            if HANGUL_RUN.fullmatch(cjk):
                 terms = _korean_terms(cjk)
             else:
                 terms = [Term(b) for b in _bigrams(cjk)]
