@@ -443,9 +443,7 @@ def generate(
             found = [v for t, s, v, _, _ in lives if t.key == key and s == subject]
             return evidence.get((id(found[0]), False, i)) if found else None
 
-        extra = recall_persona_hard.questions(
-            seed, [a, b], told, called, lambda s: who[s][1], threads=tb.threads, guesses=tb.guesses
-        )
+        extra = recall_persona_hard.questions(seed, [a, b], told, called, lambda s: who[s][1], tb.threads, tb.guesses)
         questions += [
             Question(t, k, spread.widen(ev, episodes, evidence) if k == "multi" and spread else ev)
             for t, k, ev in extra
@@ -479,7 +477,9 @@ def _never(
     return out
 
 
-ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC)
+ENGLISH = Tables(
+    PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES
+)
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

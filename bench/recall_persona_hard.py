@@ -68,20 +68,20 @@ def questions(
     told: Callable[[str, str, int], Line | None],
     called: Callable[[str], str],
     pronoun: Callable[[str], str],
-    threads: list[tuple[str, tuple[str, ...]]] | None = None,
-    guesses: list[tuple[str, str, int]] | None = None,
+    threads: list[tuple[str, tuple[str, ...]]],
+    guesses: list[tuple[str, str, int]],
 ) -> list[tuple[str, str, list[Line]]]:
     """(text, kind, evidence) of the harder questions; ``told(topic key, subject, i)``: the line of
     the ``i``-th line of the subject's (first) episode of that topic, None if not told; ``threads`` and
-    ``guesses``: another language's (bench.recall_persona_ko), THREADS and GUESSES by default."""
+    ``guesses``: the language's (THREADS and GUESSES here, bench.recall_persona_ko's in Korean)."""
     rnd = random.Random(seed * 7877 + 11)
     out: list[tuple[str, str, list[Line]]] = []
-    for text, topics in THREADS if threads is None else threads:
+    for text, topics in threads:
         for subject in subjects:
             evs = [ev for t in topics if (ev := told(t, subject, 0)) is not None]
             if len(evs) >= 2 and rnd.random() < 0.7:
                 out.append((text.format(S=called(subject), p=pronoun(subject)), "multi", evs[:4]))
-    for key, text, i in GUESSES if guesses is None else guesses:
+    for key, text, i in guesses:
         for subject in subjects:
             ev = told(key, subject, i)
             if ev is not None and rnd.random() < 0.35:

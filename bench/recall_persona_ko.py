@@ -270,8 +270,8 @@ GUESSES = [
 ]  # fmt: skip
 
 KOREAN = Tables(
-    PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, weekdays=("금요일", "토요일", "일요일", "화요일"),
-    threads=THREADS, guesses=GUESSES, mentions=False,
+    PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, THREADS, GUESSES,
+    weekdays=("금요일", "토요일", "일요일", "화요일"), mentions=False,
 )  # fmt: skip
 
 

@@ -35,10 +35,9 @@ class Tables:
     echo: dict[str, list[str]]
     multi_cats: dict[str, list[str]]
     off_topic: list[str]
+    threads: list[tuple[str, tuple[str, ...]]]  # the harder questions (bench.recall_persona_hard): over topics
+    guesses: list[tuple[str, str, int]]  # ... and from one episode
     weekdays: tuple[str, ...] = ("Friday", "Saturday", "Sunday", "Tuesday")
-    # the harder questions (bench.recall_persona_hard): None for its English ones
-    threads: list[tuple[str, tuple[str, ...]]] | None = None
-    guesses: list[tuple[str, str, int]] | None = None
     mentions: bool = True  # episodes mentioned again in passing (bench.recall_persona_spread: English sentences)
     greetings: int = 4  # small[:greetings] open a session
     closings: tuple[int, int] = (16, 20)  # small[slice] closes one
