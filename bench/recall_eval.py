@@ -356,6 +356,7 @@ STEPS: dict[
     "short named in full": {"brief_named": 0.0},  # any other question naming someone: no cut of a short message
     "meaning as any": {"meaning_lived": 0.0},  # a list, a guess, two people: the meaning weighed as for any question
     "repeats across people": {"repeat_by_speaker": False},  # the same words by the other person: a repeat too
+    "repeats word for word only": {"repeat_within": 0},  # not a message saying a better one's again (17th round)
     "fillers as turns": {"skip_fillers": False},  # "lol", "omg" part a question from its answer (twelfth round)
     "answers right after only": {"crossed": 0.0},  # a message crossing the answer parts it from the question (13th)
     "questions as written": {"lower": False},  # the model reads the question's capitals too (fourteenth round)

@@ -54,6 +54,8 @@ TENTH = Weights(meaning_lived=0.0)
 TWELFTH = Weights(skip_fillers=False)
 # the thirteenth round's answer that a message crossed not linked to its question
 THIRTEENTH = Weights(crossed=0.0)
+# the seventeenth round's repeats: the same words only, not a message said again with an aside
+SEVENTEENTH = Weights(repeat_within=0)
 # the sixteenth round's Korean related words (memory.recall.lexicon.korean_related): Korean questions whose words head
 # a group, without any related words (``expand`` 0: for these questions, the Korean groups alone)
 KOREAN = ["민지의 취미는 뭐야?", "무슨 악기를 연주해?", "어떤 반려동물을 키워?", "어쩌다 다쳤어?", "가족이랑 뭘 했어?",
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 lived = compare_before(data, Sampled(), index, TENTH, lambda q: asks_for_guess(q) or asks_for_many(q))
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
                 crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
+                repeats = compare_before(data, Sampled(), index, SEVENTEENTH, lambda q: True)
                 korean = compare_before(data, Sampled(), index, Weights(expand=0.0), lambda q: True, questions=KOREAN)
                 chat = index._run(lambda c: chat_row(c, "5", create=False))
                 assert chat is not None
@@ -183,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
               f"slowest {max(typed) * 1e3:.1f} ms (before the search, of {med[1] * 1e3:.1f} ms)")  # fmt: skip
         print(f"issue 32, sixteenth round: Korean questions without related words {korean[0] * 1e3:.1f} ms, with the "
               f"Korean groups {korean[1] * 1e3:.1f} ms ({korean[1] / korean[0]:.2f}x; median over {len(KOREAN)}, "
+              "interleaved)")  # fmt: skip
+        print(f"issue 32, seventeenth round: repeats word for word only {repeats[0] * 1e3:.1f} ms, said again with an "
+              f"aside too {repeats[1] * 1e3:.1f} ms ({repeats[1] / repeats[0]:.2f}x; median over every question, "
               "interleaved)")  # fmt: skip
     return 0
 

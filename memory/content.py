@@ -126,6 +126,11 @@ def quote_block(text: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
 
 
+def unquote_block(quote: str) -> str:
+    """The text of a Markdown quote (``quote_block``'s): each line without its "> " or ">"."""
+    return "\n".join(line[2:] if line.startswith("> ") else line.removeprefix(">") for line in quote.splitlines())
+
+
 def shrink_tool_result(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:
     """A long tool result cut to about ``limit`` characters: head and tail kept, with a note of the cut."""
     if len(text) <= limit:

@@ -11,7 +11,7 @@ from memory.recall import RecallIndex
 from memory.recall.dates import parse_at
 from memory.recall.lexicon import base, related
 from memory.recall.names import people
-from memory.recall.rank import Turn, _near_related
+from memory.recall.rank import Turn, _near_related, _penalise_repeats
 from memory.recall.text import doc_terms, query_terms, word_term
 from memory.recall.told import filler
 from memory.recall.tuning import Weights
@@ -143,6 +143,59 @@ def test_small_talk_repeated_in_other_case_and_punctuation_is_still_a_repeat(dat
     )
     write(data_dir, "c", chatter(30))
     assert lines(index.search("c", "coffee", 3)) == [4, 5, 6]  # one of the four, then the two other turns
+
+
+def test_small_talk_said_again_with_an_aside_is_still_a_repeat(data_dir):
+    """``Weights.repeat_within``: the same sentence said again inside a longer message (an aside added), or a
+    message said again without its aside, gives its place to another turn; a run of fewer words than that is not
+    a repeat ("I keep saying" starts many a message), nor are the same words by the other person."""
+    said = [
+        turn("user", "I keep saying I'll start exercising more."),
+        turn("user", "I keep saying I'll start exercising more. Side note, my fridge made a weird noise again."),
+        turn("user", "Side note, my kettle died. I keep saying I'll start exercising more, honestly"),
+        turn("assistant", "I keep saying I'll start exercising more. Side note, my fridge made a weird noise."),
+        turn("user", "Went for a run before work, exercising in the morning is the best."),
+    ]
+    write(data_dir, "c", chatter(30) + said + chatter(30))
+    with RecallIndex(data_dir, weights=Weights(news=0.0, floor=False)) as idx:
+        found = lines(idx.search("c", "exercising", 3))
+    assert found[0] == 31 and sorted(found[1:]) == [34, 35]  # the assistant's: the other person's words
+    for within in (0, 12):  # the same words only; eight words said again, shorter than 12: 33 keeps its place
+        with RecallIndex(data_dir, weights=Weights(news=0.0, floor=False, repeat_within=within)) as idx:
+            found = lines(idx.search("c", "exercising", 3))
+        assert 33 in found and 34 not in found, within
+
+
+def test_a_repeat_within_a_longer_message_is_counted_both_ways():
+    """``_penalise_repeats`` with ``within``: a message held in a better one (its aside left out) or holding a
+    better one keeps ``share`` of its score for each; not the other person's, not a run shorter than ``within``,
+    not words that only start the same way."""
+
+    def said(score: float, speaker: str, content: str) -> Turn:
+        t = Turn(1, 1, 1, 0, None, None, None, "user", None, speaker, 0, 0, "", content)
+        t.score = score
+        return t
+
+    turns = [
+        said(9, "deb", "I keep saying I'll start exercising more. Side note, my fridge died."),
+        said(8, "deb", "I keep saying I'll start exercising more!"),  # held in the first
+        said(7, "deb", "Ugh. I KEEP saying I'll start exercising more. Also the weather is awful."),  # holds the second
+        said(6, "andy", "I keep saying I'll start exercising more."),  # the other person
+        said(5, "deb", "my fridge died"),  # three words
+        said(4.5, "deb", "I keep saying I'll call Daniel back."),
+        said(4, "deb", "I keep saying I'll call Dan"),  # "Dan" only starts "Daniel"
+    ]
+    before = {id(t): t.score for t in turns}
+    _penalise_repeats(turns, 0.5, within=4)
+    assert [t.score / before[id(t)] for t in turns] == [1, 1, 1, 1, 0.5, 1, 0.5]  # sorted again, best first
+    assert [t.score for t in turns] == [9, 6, 5, 4.5, 4, 4, 3.5] and turns[4].content.endswith("more!")
+    assert turns[6].content.startswith("Ugh")
+    turns = [
+        said(9, "deb", "I keep saying I'll start exercising more. Side note."),
+        said(8, "deb", "I keep saying I'll start exercising more"),
+    ]
+    _penalise_repeats(turns, 0.5, within=0)  # the same words only
+    assert [t.score for t in turns] == [9, 8]
 
 
 def test_the_same_words_said_by_the_other_person_are_not_a_repeat(data_dir):

@@ -7,7 +7,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from memory.content import quote_block, unquote_block
 from memory.recall import RecallIndex, hit_lines, related_block
+from memory.recall.block import readable
 from memory.recall.rank import Turn
 from memory.recall.text import QUOTE, doc_terms, split_quote, turn_terms
 from memory.recall.told import asks, discloses, said, words
@@ -23,7 +25,7 @@ REPLY = f"> Mom: {ASKED}\n\n{OWN}"
 
 def stored(name: str, content: str, line: int = 1) -> Turn:
     """A turn as the index gives it to the ranking."""
-    terms, _ = turn_terms(content)
+    terms, _ = turn_terms(*split_quote(content))
     return Turn(line, 1, line, 0, None, None, None, "user", name, name.lower(), 1, 0, terms, content)
 
 
@@ -33,8 +35,15 @@ def test_a_reply_is_split_from_the_quote_before_it():
     assert split_quote(two) == ("> Mom: first line\n>\n> second line\n", "Minsu: ok then")
     for text in (OWN, "> a quote and nothing after it", ">_< oh no", "5 > 3\n\nyes"):
         assert split_quote(text) == ("", text)
-    terms, own = turn_terms(REPLY)
+    terms, own = turn_terms(*split_quote(REPLY))
     assert own == len(doc_terms(OWN)) and terms.split(QUOTE)[1].split() == doc_terms(f"Mom: {ASKED}")
+
+
+def test_a_quote_is_read_back_as_it_was_written():
+    """memory.content.unquote_block undoes quote_block (what /search and the related memories show of a quote)."""
+    for text in ("Mom: first line\n\n  second line, indented", "> already a quote", "one line", "a\n>b"):
+        assert unquote_block(quote_block(text)) == text
+    assert readable(f"> Mom: first line\n>\n> second line\n\n{OWN}", 200) == f"{OWN} (↩ Mom: first line second line)"
 
 
 def test_a_reply_tells_and_asks_with_its_own_words_only():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from memory.content import unquote_block
 from memory.recall.hit import Hit
 from memory.recall.text import split_quote
 from memory.window import shorten
@@ -50,7 +51,7 @@ def readable(content: str, quote_chars: int) -> str:
     own = " ".join(own.split())
     if not quote:
         return own
-    asked = " ".join(" ".join(line[1:] for line in quote.splitlines()).split())
+    asked = " ".join(unquote_block(quote).split())
     if len(asked) > quote_chars:
         asked = asked[: quote_chars - 1] + "…"
     return f"{own} (↩ {asked})"

@@ -96,7 +96,8 @@ def _turn(data: dict[str, Any], line: int, offset: int) -> Turn:
     text = message_text(data["content"])
     ts, day = parse_at(data.get("at"))
     name = data.get("name") if isinstance(data.get("name"), str) else None
-    body, nterms = turn_terms(text)
+    quote, own = split_quote(text)
+    body, nterms = turn_terms(quote, own)
     return Turn(
         line=line,
         offset=offset,
@@ -105,7 +106,7 @@ def _turn(data: dict[str, Any], line: int, offset: int) -> Turn:
         at=data.get("at") if isinstance(data.get("at"), str) else None,
         role=data["role"],
         name=name,
-        speaker=speaker_of(name, split_quote(text)[1]),  # a reply's "Name: " follows what it quotes
+        speaker=speaker_of(name, own),  # a reply's "Name: " follows what it quotes
         retry=bool(data.get("retry")),
         text=text,
         nterms=nterms,

@@ -38,8 +38,9 @@
    vector: a turn that says it in other words scores like one holding the query's words; ``meaning_lived``
    instead of ``meaning`` for a list, a guess or a question naming two people (what they told of their life).
 4. A turn with the same words as a better one by the same person (small talk repeats itself; case and
-   punctuation aside) keeps ``duplicate`` of its score for each (the echoes' bonus of step 5 included), so the
-   places go to different turns.
+   punctuation aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside
+   added: "I keep saying I'll start exercising more. Side note, ..."), keeps ``duplicate`` of its score for each
+   (the echoes' bonus of step 5 included), so the places go to different turns.
 5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
    best filled with the turns of other sessions that echo the best ones (memory.recall.spread).
 
@@ -102,6 +103,7 @@ from memory.recall.tuning import (
 
 ID_MASK = (1 << ID_BITS) - 1  # a turn id's number within its chat
 _WORDS = re.compile(r"(\w+)")
+REPEAT_SCAN = 80  # the best turns compared for a repeat within a longer message (Weights.repeat_within)
 _COLUMNS = "id, file, line, offset, ts, day, at, role, name, speaker, session, dead, terms, content"
 
 
@@ -311,7 +313,7 @@ def rank(
                 t.score += bonus(t)
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
-            _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker)
+            _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker, weights.repeat_within)
         return out
 
     if not any(eligible(t) for t in pool.values()):
@@ -427,21 +429,31 @@ def _load(conn: sqlite3.Connection, pool: dict[int, Turn], ids: list[int]) -> No
             pool[t.id] = t
 
 
-def _text_key(t: Turn, by_speaker: bool = True) -> str:
-    """What two repeats share: their words, case and punctuation aside, and who said them (``by_speaker``: the
-    other person saying the same words tells another thing: "I went to the support group yesterday")."""
+def _text_key(t: Turn, by_speaker: bool = True) -> tuple[str, str]:
+    """What two repeats share: who said them (``by_speaker``: the other person saying the same words tells
+    another thing: "I went to the support group yesterday"; else "") and their words, case and punctuation
+    aside."""
     words = " ".join(_WORDS.findall(_said(t).casefold()))
-    return f"{t.speaker or '@' + t.role}: {words}" if by_speaker else words
+    return (t.speaker or "@" + t.role) if by_speaker else "", words
 
 
-def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True) -> None:
-    """Turns saying what a better one says (small talk repeats itself) keep ``share`` of their
-    score for each better one; ``turns`` is sorted best first and stays so."""
+def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True, within: int = 0) -> None:
+    """Turns saying what a better one says (small talk repeats itself) keep ``share`` of their score for each
+    better one; ``turns`` is sorted best first and stays so. ``within``: among the first ``REPEAT_SCAN``, words
+    holding a better one's or held in them, as a run of that many words or more, are a repeat too; 0: no."""
     seen: Counter[str] = Counter()
-    for t in turns:
-        key = _text_key(t, by_speaker)
-        if seen[key]:
-            t.score *= share ** seen[key]
+    runs: dict[str, list[tuple[str, str]]] = {}  # who -> (key, " words ") of the better turns, for ``within``
+    for n, t in enumerate(turns):
+        who, words = _text_key(t, by_speaker)
+        key = f"{who}: {words}"
+        times = seen[key]
+        padded, run = f" {words} ", not times and 0 < within <= words.count(" ") + 1 and n < REPEAT_SCAN
+        if run:  # (said word for word before: already among the runs)
+            times = sum(seen[other] for other, held in runs.get(who, ()) if held in padded or padded in held)
+        if times:
+            t.score *= share**times
+        if run:
+            runs.setdefault(who, []).append((key, padded))
         seen[key] += 1
     turns.sort(key=lambda t: (-t.score, -t.id))
 

@@ -142,10 +142,9 @@ def split_quote(text: str) -> tuple[str, str]:
     return (m.group(1), text[m.end() :]) if m else ("", text)
 
 
-def turn_terms(text: str) -> tuple[str, int]:
+def turn_terms(quote: str, own: str) -> tuple[str, int]:
     """A stored turn's terms as the index keeps them (space-separated; a reply's own, ``QUOTE``, the quote's) and
-    how many are its own."""
-    quote, own = split_quote(text)
+    how many are its own; ``quote``, ``own``: its text as ``split_quote`` parts it."""
     terms = doc_terms(own)
     quoted = doc_terms(quote) if quote else []
     return " ".join([*terms, QUOTE, *quoted] if quoted else terms), len(terms)

@@ -166,6 +166,11 @@ class Weights:
     # 71.4, 57.7 / 69.9; the same speaker's 62.2 / 73.2, 58.0 / 70.1 (never said @10 85.6 -> 96.9, 88.7 -> 91.8); the
     # never-answered questions the same
     repeat_by_speaker: bool = True
+    # ... and a message holding a better one's words, or held in them, as a run of this many words or more (the same
+    # person saying it again with an aside: "I keep saying I'll start exercising more. Side note, my fridge made a
+    # weird noise"); 0: the same words only. Seventeenth round (bench/RESULTS.md), `real` @10: tuning 68.2 -> 68.5,
+    # held out 65.8 -> 66.2; `named` (no asides) the same
+    repeat_within: int = 4
     # The turns around a turn skip the messages that only keep a chat going ("lol", "omg", "sooo true", "ㅋㅋㅋ":
     # memory.recall.told.filler), so they do not part a question from its answer. Twelfth round (bench/RESULTS.md),
     # `real` @5 / @10: tuning 52.8 / 62.9 -> 54.7 / 64.6, held out 52.3 / 63.0 -> 54.4 / 62.5, fresh 53.0 / 61.7 ->
