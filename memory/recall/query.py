@@ -218,6 +218,7 @@ def parse(
                 if rt not in group:
                     group[rt] = t
                     share[rt] = w * weights.expand
+    endings: dict[Term, list[Term]] = {}  # a Korean word with related words: its first piece -> the pieces after it
     if weights.expand and _HANGUL.search(rest):  # a Korean word's related words (memory.recall.lexicon): by pieces
         for word in HANGUL_RUN.findall(asked):
             pieces = [t for t in query_terms(word) if not t.prefix]
@@ -229,6 +230,8 @@ def parse(
                 if rt not in group:
                     group[rt] = pieces[0]
                     share[rt] = w * weights.expand
+            if near:
+                endings.setdefault(pieces[0], []).extend(pieces[1:])
     terms = list(group)
     n = max(chat.docs, 1)
     hi = conn.execute("SELECT max(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
@@ -244,6 +247,11 @@ def parse(
     terms = [t for t in terms if stats.df[t] > 0]
     idf = {t: share[t] * math.log(1 + (n - stats.df[t] + 0.5) / (stats.df[t] + 0.5)) for t in terms}
     said = {group[t] for t in terms}
+    # a related word the chat holds stands for the whole Korean word: its ending's pieces were not "never said"
+    # ("다쳤어" -> 쳤어, when the chat says 접질렸어); not for the automatic recall, which spends tokens unasked and
+    # brought turns for more of the questions never answered (seventeenth round, bench/RESULTS.md)
+    if not effort.relevant_only:
+        said.update(p for head, rest_ in endings.items() if any(group[t] == head != t for t in terms) for p in rest_)
     # a word the chat never said weighs as one it said once (in a chat of a few turns, as much as any); a
     # capitalised word inside the query is a name, maybe a nickname the chat writes otherwise: not counted
     called = {word_term(w) for w in inner}

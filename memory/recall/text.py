@@ -76,7 +76,7 @@ QUERY_STOPWORDS = DOC_STOPWORDS | frozenset(
 # Korean question words, requests and small talk, matched on the whole word or its stem.
 KOREAN_STOPWORDS = frozenset(
     """
-    뭐 뭐야 뭐지 뭐였지 뭐였더라 뭐더라 무엇 무슨 어떤 어떻게 언제 어디 누구 누가 왜 얼마 몇
+    뭐 뭐야 뭐지 뭐였지 뭐였더라 뭐더라 무엇 무슨 어떤 어떻게 언제 어디 누구 누가 왜 얼마 몇 어쩌다 어쩌다가 어째서
     그 이 저 그거 이거 저거 그것 이것 저것 그게 이게 거 것 나 너 내 네 우리 저희 제 당신
     안녕 안녕하세요 안녕하십니까 하이 헬로 고마워 고마워요 고맙습니다 감사 감사합니다 감사해요
     응 네네 예 아니 아니요 그래 그래요 좋아 좋아요 음 아 오 와 ㅋㅋ ㅋㅋㅋ ㅎㅎ ㅎㅎㅎ
