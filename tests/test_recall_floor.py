@@ -243,10 +243,12 @@ def test_which_questions_ask_for_a_fact():
 
     facts = ["Where did Deb see a zebra?", "What tattoo did Aud get?", "How much did Gi pay the plumber?",
              "which gym locker code?", "Who visited Nate from Chicago?",
-             "지난주에 뭐 먹었어?", "회의실 예약 어디로 했어?", "택배 무게가 몇 kg였지?"]  # fmt: skip
+             "지난주에 뭐 먹었어?", "회의실 예약 어디로 했어?", "택배 무게가 몇 kg였지?",
+             "공부에 대해 뭐라고 했어?"]  # fmt: skip
     others = ["Would Deb enjoy a farmers market?", "What would Mel likely study?", "Is Mel a bookworm?",
               "Did I see a zebra on safari?", "What hobbies does Deb have?", "zebra",
-              "무슨 책을 좋아할까?", "아마 언제 올 것 같아?", "그 사람 착해?", "취미들이 뭐야?", "얼룩말"]  # fmt: skip
+              "무슨 책을 좋아할까?", "아마 언제 올 것 같아?", "그 사람 착해?", "취미들이 뭐야?", "얼룩말",
+              "유리는 도시를 벗어나서 뭘 했어?", "주말에 뭐 해?", "쉬는 날엔 뭐하면서 놀아?"]  # fmt: skip
     assert [asks_for_fact(q) for q in facts] == [True] * len(facts)
     assert [asks_for_fact(q) for q in others] == [False] * len(others)
 
