@@ -336,10 +336,10 @@ def korean_related(word: tuple[str, ...]) -> dict[str, float]:
     """The two-letter pieces related to a Korean word of the question (its pieces, its particle taken off), with
     their weights: those of the words of the groups whose head word it starts with ("악기를": 기타, 이올 ...)."""
     out: dict[str, float] = {}
-    for head, near in _korean_table().items():
-        if head and word[: len(head)] == head:
-            for piece, w in near.items():
-                out[piece] = max(out.get(piece, 0.0), w)
+    table = _korean_table()
+    for k in range(1, len(word) + 1):  # each head the word starts with: its first k pieces
+        for piece, w in table.get(word[:k], {}).items():
+            out[piece] = max(out.get(piece, 0.0), w)
     return out
 
 

@@ -441,11 +441,11 @@ def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True, 
     """Turns saying what a better one says (small talk repeats itself) keep ``share`` of their score for each
     better one; ``turns`` is sorted best first and stays so. ``within``: among the first ``REPEAT_SCAN``, words
     holding a better one's or held in them, as a run of that many words or more, are a repeat too; 0: no."""
-    seen: Counter[str] = Counter()
-    runs: dict[str, list[tuple[str, str]]] = {}  # who -> (key, " words ") of the better turns, for ``within``
+    seen: Counter[tuple[str, str]] = Counter()
+    runs: dict[str, list[tuple[tuple[str, str], str]]] = {}  # who -> (key, " words ") of better turns, for ``within``
     for n, t in enumerate(turns):
-        who, words = _text_key(t, by_speaker)
-        key = f"{who}: {words}"
+        key = _text_key(t, by_speaker)
+        who, words = key
         times = seen[key]
         padded, run = f" {words} ", not times and 0 < within <= words.count(" ") + 1 and n < REPEAT_SCAN
         if run:  # (said word for word before: already among the runs)
