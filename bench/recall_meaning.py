@@ -56,6 +56,9 @@ TWELFTH = Weights(skip_fillers=False)
 THIRTEENTH = Weights(crossed=0.0)
 # the seventeenth round's repeats: the same words only, not a message said again with an aside
 SEVENTEENTH = Weights(repeat_within=0)
+# the eighteenth round's places: a question asking where not preferring the turns naming a place (memory.recall.answer)
+EIGHTEENTH = Weights(place=0.0)
+WHERE = ["Where did we travel recently?", "Which city did she move to?", "Which places have we been to?"]
 # the sixteenth round's Korean related words (memory.recall.lexicon.korean_related): Korean questions whose words head
 # a group, without any related words (``expand`` 0: for these questions, the Korean groups alone)
 KOREAN = ["민지의 취미는 뭐야?", "무슨 악기를 연주해?", "어떤 반려동물을 키워?", "어쩌다 다쳤어?", "가족이랑 뭘 했어?",
@@ -144,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 fillers = compare_before(data, Sampled(), index, TWELFTH, lambda q: True)
                 crossed = compare_before(data, Sampled(), index, THIRTEENTH, lambda q: True)
                 repeats = compare_before(data, Sampled(), index, SEVENTEENTH, lambda q: True)
+                places = compare_before(data, Sampled(), index, EIGHTEENTH, lambda q: True, questions=WHERE)
                 korean = compare_before(data, Sampled(), index, Weights(expand=0.0), lambda q: True, questions=KOREAN)
                 chat = index._run(lambda c: chat_row(c, "5", create=False))
                 assert chat is not None
@@ -190,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"issue 32, seventeenth round: repeats word for word only {repeats[0] * 1e3:.1f} ms, said again with an "
               f"aside too {repeats[1] * 1e3:.1f} ms ({repeats[1] / repeats[0]:.2f}x; median over every question, "
               "interleaved)")  # fmt: skip
+        print(f"issue 32, eighteenth round: a question asking where, places as any turn {places[0] * 1e3:.1f} ms, the "
+              f"turns naming a place preferred {places[1] * 1e3:.1f} ms ({places[1] / places[0]:.2f}x; median over "
+              f"{len(WHERE)} questions, interleaved)")  # fmt: skip
     return 0
 
 

@@ -1,60 +1,56 @@
 """Ranking: BM25 candidates from FTS5, re-scored with the conversation around them.
 
-1. The query is read against the chat (memory.recall.query): its terms and their related terms
-   with their weights (idf, counted in the chat's range of the index), the dates it names, whose
-   turns it asks for (a speaker's name, memory.recall.names), and whether it asks about now or
-   before. The turns worth scoring are chosen from a bounded number of postings
-   (memory.recall.candidates). How much is read is an ``Effort`` (memory.recall.tuning):
-   ``THOROUGH`` for a search asked for, ``QUICK`` for the automatic recall before every answer.
-2. Every candidate, and the turns next to the best of them, get a BM25 score of their own
-   (``own``), computed here from their terms (kept with each turn), all on one scale.
-3. A turn's final score (``Weights``, memory.recall.tuning) adds what surrounds it, because a
-   question and its answer are spread over an exchange and a topic over a session:
+1. The query is read against the chat (memory.recall.query): its terms and their related terms with their weights
+   (idf, counted in the chat's range of the index), the dates it names, whose turns it asks for (a speaker's name,
+   memory.recall.names), and whether it asks about now or before. The turns worth scoring are chosen from a bounded
+   number of postings (memory.recall.candidates). How much is read is an ``Effort`` (memory.recall.tuning):
+   ``THOROUGH`` for a search asked for, ``QUICK`` for the automatic recall.
+2. Every candidate, and the turns next to the best, get a BM25 score of their own (``own``) from their terms.
+3. A turn's final score (``Weights``, memory.recall.tuning) adds what surrounds it, because a question and its
+   answer are spread over an exchange and a topic over a session:
    ``own + neighbour * best own of the turns next to it in its session (past "lol", "omg": told.filler)
-        + neighbour2 * best own of the turns two away + session * best own of the other turns
-        of its session``,
-   multiplied by ``1 + news`` when the other person's reply asks something (what is news gets
-   asked about) and by ``1 - asking`` when it is itself a question (it tells little of what
-   happened); plus ``answer * own`` of the question it answers (the turn before, by the other
-   person, with a "?" in it; and that of the message a reply quotes, however far back: its own words are scored
-   apart from the quote, memory.recall.text.split_quote, and a quote related to the query makes it related) and
-   ``thread * own`` of what its speaker said before that question (a story goes on in the answer to the
-   friend's question about it: "I moved!" / "How's the area?" / "Quiet, with a park"), at ``crossed`` of both
-   when a message unrelated to the query stands between the question and its answer; then multiplied by
-   ``1 + date`` when its day is one the query names, by ``1 + speaker`` when the query names who said it, and
-   by ``1 + recency * r`` where ``r`` goes from 0 (oldest candidate) to 1 (newest), so that of two equal
-   matches the later (a fact that changed) comes first; by ``1 + tense * r`` when the query asks about now
-   ("now", "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에").
+        + neighbour2 * best own of the turns two away + session * best own of the other turns of its session``,
+   multiplied by ``1 + news`` when the other person's reply asks something (what is news gets asked about) and by
+   ``1 - asking`` when it is itself a question (it tells little of what happened); plus ``answer * own`` of the
+   question it answers (the turn before, by the other person, with a "?" in it; and that of the message a reply
+   quotes, however far back: its own words are scored apart from the quote, memory.recall.text.split_quote, and a
+   quote related to the query makes it related) and ``thread * own`` of what its speaker said before that question
+   (a story goes on in the answer to the friend's question about it: "I moved!" / "How's the area?" / "Quiet, with
+   a park"), at ``crossed`` of both when a message unrelated to the query stands between the question and its
+   answer; then multiplied by ``1 + date`` when its day is one the query names, by ``1 + speaker`` when the query
+   names who said it, and by ``1 + recency * r`` where ``r`` goes from 0 (oldest candidate) to 1 (newest), so that
+   of two equal matches the later (a fact that changed) comes first; by ``1 + tense * r`` when the query asks about
+   now ("now", "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에"); by
+   ``1 + place`` when the query asks where and the turn names a place (memory.recall.answer: "Kyoto").
    A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
    memory.recall.query.asks_for_guess) or for a list ("What hobbies does Deb have?": memory.recall.spread.
-   asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a
-   question): the answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of
-   fewer than ``brief`` index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of
-   anyone's life; and, when it names whose life it asks about, by ``others`` a turn said by anyone else (the
-   friend's own hobbies). The relevance floor counts them (``Weights.disclose_floor``): a guess rests on what they told.
-   With recall by meaning (memory.recall.meaning) the turns closest to the query in meaning are
-   candidates too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its
-   similarity above the floor, scaled to 0..1)``, the similarity taken around the chat's mean
-   vector: a turn that says it in other words scores like one holding the query's words; ``meaning_lived``
-   instead of ``meaning`` for a list, a guess or a question naming two people (what they told of their life).
-4. A turn with the same words as a better one by the same person (small talk repeats itself; case and
-   punctuation aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside
-   added: "I keep saying I'll start exercising more. Side note, ..."), keeps ``duplicate`` of its score for each
-   (the echoes' bonus of step 5 included), so the places go to different turns.
-5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep``
-   best filled with the turns of other sessions that echo the best ones (memory.recall.spread).
+   asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a question): the
+   answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of fewer than ``brief``
+   index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of anyone's life; and, when it names
+   whose life it asks about, by ``others`` a turn said by anyone else (the friend's own hobbies). The relevance floor
+   counts them (``Weights.disclose_floor``): a guess rests on what they told. With recall by meaning
+   (memory.recall.meaning) the turns closest to the query in meaning are candidates too, and a turn's ``own`` gains
+   ``meaning * (the query's full weight) * (its similarity above the floor, scaled to 0..1)``, the similarity taken
+   around the chat's mean vector: a turn that says it in other words scores like one holding the query's words;
+   ``meaning_lived`` instead of ``meaning`` for a list, a guess or a question naming two people (what they told).
+4. A turn with the same words as a better one by the same person (small talk repeats itself; case and punctuation
+   aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside added: "I keep
+   saying I'll start exercising more. Side note, ..."), keeps ``duplicate`` of its score for each (the echoes'
+   bonus of step 5 included), so the places go to different turns.
+5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep`` best filled
+   with the turns of other sessions that echo the best ones (memory.recall.spread).
 
-With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned
-(memory.recall.tuning: the share of the query's term weight a turn itself contains).
+With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned (memory.recall.tuning:
+the share of the query's term weight a turn itself contains).
 
-The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question
-finds nothing unless one is clearly about it or scores high; a question asking for a fact
-(memory.recall.query.asks_for_fact) also needs a turn whose own score reaches ``Weights.fact`` of the
-whole question (``_states_fact``). A guess about someone the question names returns its related turns even
-when none is clearly about it (``Weights.guess_related``): a guess is never said outright.
+The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question finds nothing
+unless one is clearly about it or scores high; a question asking for a fact (memory.recall.query.asks_for_fact)
+also needs a turn whose own score reaches ``Weights.fact`` of the whole question (``_states_fact``). A guess about
+someone the question names returns its related turns even when none is clearly about it
+(``Weights.guess_related``): a guess is never said outright.
 
-Every statistic is the chat's own (its turns, their average length, document frequencies in its
-range of rowids), so one chat's words never change another's ranking.
+Every statistic is the chat's own (its turns, their average length, document frequencies in its range of rowids),
+so one chat's words never change another's ranking.
 """
 
 from __future__ import annotations
@@ -67,6 +63,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
+from memory.recall.answer import Places, asks_where
 from memory.recall.bm25 import NONE, Match, bm25
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
@@ -299,12 +296,15 @@ def rank(
         return relevant(t.matched, t.relevance, t.share) if effort.relevant_only else True
 
     floor = weights.floor and not effort.relevant_only  # the automatic recall: ``relevant`` is its floor
+    places = Places(conn, chat) if weights.place and asks_where(text) else None  # a question asking where
 
     def scored(bonus: Callable[[Turn], float] | None = None) -> list[Turn]:
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours, weights.skip_fillers):
             own(t)
         _score(pool, q, weights, of_them, short)
+        if places is not None:  # a question asking where: the turns naming a place (memory.recall.answer)
+            places.weigh(((t, _said(t)) for t in pool.values()), weights.place)
         out = [
             t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t, weights.crossed))
         ]

@@ -171,6 +171,11 @@ class Weights:
     # weird noise"); 0: the same words only. Seventeenth round (bench/RESULTS.md), `real` @10: tuning 68.2 -> 68.5,
     # held out 65.8 -> 66.2; `named` (no asides) the same
     repeat_within: int = 4
+    # A question asking where multiplies by 1 + this a turn naming a place (memory.recall.answer: a rare word
+    # written with a capital inside a sentence: "We're back from Kyoto!" for "Where did Deb travel recently?").
+    # Eighteenth round (bench/RESULTS.md), `named` / `real` @10 at 0 / 0.5 / 1.0: tuning 73.4 / 68.5, 73.8 / 69.0,
+    # 73.8 / 69.0; held out at 1.0: 73.3 / 66.2 -> 73.5 / 66.2, fresh 72.6 / 66.9 -> 73.3 / 67.1
+    place: float = 1.0
     # The turns around a turn skip the messages that only keep a chat going ("lol", "omg", "sooo true", "ㅋㅋㅋ":
     # memory.recall.told.filler), so they do not part a question from its answer. Twelfth round (bench/RESULTS.md),
     # `real` @5 / @10: tuning 52.8 / 62.9 -> 54.7 / 64.6, held out 52.3 / 63.0 -> 54.4 / 62.5, fresh 53.0 / 61.7 ->

@@ -1,0 +1,80 @@
+"""What kind of answer a question asks for, and the turns that hold one: places (issue 32, eighteenth round).
+
+A question asking where ("Where did Deb travel recently?", "Which city did Cal move to?", "Which places have Deb
+and Andy been to?": ``asks_where``) is answered by a turn naming a place, and a chat writes a place with a capital
+letter: "We're back from Kyoto!" answers the first question without one of its words. ``Places.named``: a turn
+whose own words (memory.recall.told.said) hold a word written with a capital inside a sentence, that is not the name
+of someone in the chat nor a day or a month, and that few turns of the chat hold (at most PLACE_MOST: the street
+of the café the small talk keeps mentioning, or a friend greeted by name, is not what the question asks about).
+memory.recall.rank multiplies such a turn's score by ``1 + Weights.place``.
+
+Not seen: a place typed in lower case ("we're back from kyoto"), a place at the start of a sentence ("Kyoto was
+amazing"), and Korean places (Hangul has no capitals). Each word is looked up once per search, in at most
+PLACE_MOST + 1 postings, and only for a question asking where.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from typing import Protocol
+
+from memory.recall.dates import MONTHS
+from memory.recall.store import ChatRow
+from memory.recall.text import Term, word_term
+
+# where, or which city / country / place, or places, cities, countries anywhere ("What cities has Mel visited?")
+_WHERE = re.compile(
+    r"^\W*where\b|\bwhich\s+(?:city|cities|country|countries|place|places|town|towns)\b|\b(?:places|cities|countries)\b",
+    re.IGNORECASE,
+)
+# a capitalised word after another word of the same sentence: not a sentence's first word ("Still unpacking")
+_INSIDE = re.compile(r"(?<=[^\s.!?]\s)([A-Z][a-z]+)\b")
+_NOT_PLACES = frozenset(MONTHS) | {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+# a word more turns of the chat hold is its daily life, not the place asked about. Eighteenth round
+# (bench/RESULTS.md), tuning `named` / `real` @10 with no limit 73.8 / 69.0, at 15 73.8 / 69.1, at 5 73.8 / 69.0;
+# held out 73.4 / 66.0, 73.5 / 66.1, 73.5 / 66.2
+PLACE_MOST = 5
+
+
+def asks_where(text: str) -> bool:
+    """Whether an English question asks for a place: "Where did Deb travel recently?", "Which city did Cal move
+    to?", "Which places have Deb and Andy been to?"."""
+    return bool(_WHERE.search(text))
+
+
+class Scored(Protocol):
+    score: float
+
+
+class Places:
+    """For one search: which turns name a place (see above), each word looked up in the chat once."""
+
+    def __init__(self, conn: sqlite3.Connection, chat: ChatRow) -> None:
+        self._conn = conn
+        self._chat = chat
+        people = [r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))]
+        self._skip = {w.casefold() for name in people for w in re.findall(r"\w+", name)} | _NOT_PLACES
+        self._rare: dict[str, bool] = {}
+        self._named: dict[str, bool] = {}
+
+    def _is_rare(self, term: str) -> bool:
+        if term not in self._rare:
+            sql = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?)"
+            args = (Term(term).fts(), self._chat.lo, self._chat.hi, PLACE_MOST + 1)
+            self._rare[term] = self._conn.execute(sql, args).fetchone()[0] <= PLACE_MOST
+        return self._rare[term]
+
+    def named(self, text: str) -> bool:
+        """Whether ``text`` (a turn's own words) names a place."""
+        if text not in self._named:
+            words = (w for w in _INSIDE.findall(text) if w.casefold() not in self._skip)
+            self._named[text] = any((term := word_term(w)) and self._is_rare(term) for w in words)
+        return self._named[text]
+
+    def weigh(self, turns: Iterable[tuple[Scored, str]], place: float) -> None:
+        """Multiply by ``1 + place`` the score of each turn of ``turns`` (a turn, its own words) naming a place."""
+        for t, text in turns:
+            if self.named(text):
+                t.score *= 1 + place
