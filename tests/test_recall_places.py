@@ -72,7 +72,11 @@ def test_a_rare_capitalised_word_inside_a_sentence_names_a_place(data_dir: Path)
         assert not places.named("Say hi to Andrew for me!")  # someone in the chat, however seldom named
         assert not places.named("I start on Monday, see you in May.")  # a day, a month
         assert not places.named("The bakery on Elm is open.")  # the street the small talk keeps naming
-        assert not places.named("we're back from kyoto")  # typed in lower case: not seen
+        # typed in lower case after a word leading to a place: a place if the chat writes it with a capital
+        assert places.named("we're back from kyoto")
+        assert not places.named("we're back from lisbon")  # never written with a capital
+        assert not places.named("a kyoto trip")  # no word leading to it
+        assert not places.named("the new bakery near elm opens in may")  # the small talk's street; a month
 
 
 def test_a_question_asking_where_finds_the_turn_naming_the_place(data_dir: Path) -> None:

@@ -5,12 +5,14 @@ and Andy been to?": ``asks_where``) is answered by a turn naming a place, and a 
 letter: "We're back from Kyoto!" answers the first question without one of its words. ``Places.named``: a turn
 whose own words (memory.recall.told.said) hold a word written with a capital inside a sentence, that is not the name
 of someone in the chat nor a day or a month, and that few turns of the chat hold (at most PLACE_MOST: the street
-of the café the small talk keeps mentioning, or a friend greeted by name, is not what the question asks about).
-memory.recall.rank multiplies such a turn's score by ``1 + Weights.place``.
+of the café the small talk keeps mentioning, or a friend greeted by name, is not what the question asks about); or
+such a word typed in lower case after from, in, to, at, of, near or visit ("we're back from kyoto") when another
+of its turns writes it with a capital inside a sentence. memory.recall.rank multiplies such a turn's score by
+``1 + Weights.place``.
 
-Not seen: a place typed in lower case ("we're back from kyoto"), a place at the start of a sentence ("Kyoto was
+Not seen: a place the chat only ever types in lower case or only writes at the start of a sentence ("Kyoto was
 amazing"), and Korean places (Hangul has no capitals). Each word is looked up once per search, in at most
-PLACE_MOST + 1 postings, and only for a question asking where.
+PLACE_MOST + 1 turns, and only for a question asking where.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ _WHERE = re.compile(
 )
 # a capitalised word after another word of the same sentence: not a sentence's first word ("Still unpacking")
 _INSIDE = re.compile(r"(?<=[^\s.!?]\s)([A-Z][a-z]+)\b")
+# a word in lower case after a word that leads to a place ("back from kyoto", "our new place in denver")
+_AFTER = re.compile(r"\b(?:from|in|to|at|of|near|visit|visited|visiting)\s+([a-z]+)\b")
 _NOT_PLACES = frozenset(MONTHS) | {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 # a word more turns of the chat hold is its daily life, not the place asked about. Eighteenth round
 # (bench/RESULTS.md), tuning `named` / `real` @10 with no limit 73.8 / 69.0, at 15 73.8 / 69.1, at 5 73.8 / 69.0;
@@ -56,21 +60,33 @@ class Places:
         self._chat = chat
         people = [r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))]
         self._skip = {w.casefold() for name in people for w in re.findall(r"\w+", name)} | _NOT_PLACES
-        self._rare: dict[str, bool] = {}
+        self._held: dict[str, list[str] | None] = {}
         self._named: dict[str, bool] = {}
 
-    def _is_rare(self, term: str) -> bool:
-        if term not in self._rare:
-            sql = "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?)"
+    def _rare(self, term: str) -> list[str] | None:
+        """The texts of the turns of the chat holding ``term`` if at most PLACE_MOST do, else None."""
+        if term not in self._held:
+            sql = (
+                "SELECT t.content FROM fts JOIN turns t ON t.id = fts.rowid "
+                "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? LIMIT ?"
+            )
             args = (Term(term).fts(), self._chat.lo, self._chat.hi, PLACE_MOST + 1)
-            self._rare[term] = self._conn.execute(sql, args).fetchone()[0] <= PLACE_MOST
-        return self._rare[term]
+            rows = [r[0] for r in self._conn.execute(sql, args)]
+            self._held[term] = rows if len(rows) <= PLACE_MOST else None
+        return self._held[term]
+
+    def _place(self, word: str) -> bool:
+        term = word_term(word)
+        if not term or word.casefold() in self._skip or (held := self._rare(term)) is None:
+            return False
+        return word[0].isupper() or any(word.capitalize() in _INSIDE.findall(text) for text in held)
 
     def named(self, text: str) -> bool:
         """Whether ``text`` (a turn's own words) names a place."""
         if text not in self._named:
-            words = (w for w in _INSIDE.findall(text) if w.casefold() not in self._skip)
-            self._named[text] = any((term := word_term(w)) and self._is_rare(term) for w in words)
+            self._named[text] = any(map(self._place, _INSIDE.findall(text))) or any(
+                map(self._place, _AFTER.findall(text))
+            )
         return self._named[text]
 
     def weigh(self, turns: Iterable[tuple[Scored, str]], place: float) -> None:
