@@ -42,7 +42,7 @@ def chat(data_dir: Path) -> None:
 @pytest.mark.parametrize(
     "question",
     ["Where did Deb travel recently?", "which city did Cal move to", "Which places have Deb and Andy been to?",
-     "What cities has Mel visited?", "WHERE is the party?"],
+     "What cities has Mel visited?", "WHERE is the party?", "What country is her grandma from?"],
 )  # fmt: skip
 def test_questions_asking_where(question: str) -> None:
     assert asks_where(question)
