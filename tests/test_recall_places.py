@@ -32,6 +32,7 @@ def chat(data_dir: Path) -> None:
     said = [("Deborah" if i % 2 else "Andrew", FILLER[i % len(FILLER)]) for i in range(40)]
     said[10] = ("Deborah", KYOTO)
     said[30] = ("Deborah", VACATION)
+    said[33] = ("Deborah", "Porto was lovely, honestly.")  # a capital only where any sentence has one
     # the café's street, said in more turns than PLACE_MOST: the small talk's, not a place asked about
     said += [
         ("Andrew", f"Thanks, Deborah! The new bakery on Elm is finally open ({i}).") for i in range(PLACE_MOST + 1)
@@ -68,13 +69,16 @@ def test_a_rare_capitalised_word_inside_a_sentence_names_a_place(data_dir: Path)
         assert places.named(KYOTO)
         assert places.named("We loved every day in Kyoto.")  # looked up again: the same answer
         assert not places.named(VACATION)
-        assert not places.named("Kyoto was amazing.")  # a sentence's first word: any sentence starts so
+        assert not places.named("Kyoto was amazing.")  # no word leading to a place before it
+        assert not places.named("Last night I saw Coldplay live!")  # a band seen
+        assert places.named("A week in the Alps, finally.")
         assert not places.named("Say hi to Andrew for me!")  # someone in the chat, however seldom named
         assert not places.named("I start on Monday, see you in May.")  # a day, a month
         assert not places.named("The bakery on Elm is open.")  # the street the small talk keeps naming
         # typed in lower case after a word leading to a place: a place if the chat writes it with a capital
         assert places.named("we're back from kyoto")
         assert not places.named("we're back from lisbon")  # never written with a capital
+        assert not places.named("we're back from porto")  # ... but at a sentence's start
         assert not places.named("a kyoto trip")  # no word leading to it
         assert not places.named("the new bakery near elm opens in may")  # the small talk's street; a month
 
