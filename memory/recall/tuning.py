@@ -171,9 +171,9 @@ class Weights:
     # weird noise"); 0: the same words only. Seventeenth round (bench/RESULTS.md), `real` @10: tuning 68.2 -> 68.5,
     # held out 65.8 -> 66.2; `named` (no asides) the same
     repeat_within: int = 4
-    # A question asking where multiplies by 1 + this a turn naming a place (memory.recall.answer: a rare word
-    # written with a capital inside a sentence: "We're back from Kyoto!" for "Where did Deb travel recently?"; or
-    # typed in lower case after from / in / to ... when the chat writes it so elsewhere: `real` @10 +0.1 to +0.3).
+    # A question asking where multiplies by 1 + this a turn naming a place (memory.recall.answer: after from / in /
+    # to ..., a rare word written with a capital, or typed in lower case when the chat writes it so elsewhere: "We're
+    # back from Kyoto!" for "Where did Deb travel recently?"; the rule's own figures are in memory.recall.answer).
     # Eighteenth round (bench/RESULTS.md), `named` / `real` @10 at 0 / 0.5 / 1.0: tuning 73.4 / 68.5, 73.8 / 69.0,
     # 73.8 / 69.0; held out at 1.0: 73.3 / 66.2 -> 73.5 / 66.2, fresh 72.6 / 66.9 -> 73.3 / 67.1
     place: float = 1.0
