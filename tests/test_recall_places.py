@@ -72,6 +72,10 @@ def test_a_rare_capitalised_word_inside_a_sentence_names_a_place(data_dir: Path)
         assert not places.named("Kyoto was amazing.")  # no word leading to a place before it
         assert not places.named("Last night I saw Coldplay live!")  # a band seen
         assert places.named("A week in the Alps, finally.")
+        # a place written as a common noun, after a word leading to it: not put behind the capitalised ones
+        assert places.named("From the rescue center on the harbour, she was the smallest.")
+        assert places.named("Spent Saturday at the animal shelter again.")
+        assert not places.named("I walk in the morning, the shelter of routine.")  # no place after "in"
         assert not places.named("Say hi to Andrew for me!")  # someone in the chat, however seldom named
         assert not places.named("I start on Monday, see you in May.")  # a day, a month
         assert not places.named("The bakery on Elm is open.")  # the street the small talk keeps naming
