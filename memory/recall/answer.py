@@ -38,12 +38,14 @@ _WHERE = re.compile(
 # a capitalised word after another word of the same sentence: not a sentence's first word ("Still unpacking")
 _INSIDE = re.compile(r"(?<=[^\s.!?]\s)([A-Z][a-z]+)\b")
 # a word after a word that leads to a place ("back from Kyoto", "our new place in denver", "a week in the Alps").
-# Eighteenth round (bench/RESULTS.md), @10 `named` / `real`, any capitalised word inside a sentence -> only after
-# such a word: tuning 74.7 / 70.0 -> 74.6 / 70.4, held out 73.3 / 66.3 -> 73.9 / 66.4, fresh 73.9 / 68.2 -> 73.6 / 68.5
+# Eighteenth round (bench/RESULTS.md; beside two lexicon lines since removed), @10 `named` / `real`, any capitalised
+# word inside a sentence -> only after such a word: tuning 74.7 / 70.0 -> 74.6 / 70.4, held out 73.3 / 66.3 -> 73.9 /
+# 66.4, fresh 73.9 / 68.2 -> 73.6 / 68.5
 _AFTER = re.compile(r"\b(?i:from|in|to|at|of|near|visit|visited|visiting)\s+(?:the\s+)?([A-Za-z][a-z]+)\b")
 # places written as common nouns, after a word leading to one and maybe a determiner and one word ("from the rescue
-# center"). Eighteenth round (bench/RESULTS.md), @10 `named` / `real` without -> with: tuning 74.6 / 70.4 -> 74.6 /
-# 70.6, held out 73.9 / 66.4 -> 73.8 / 66.6, fresh 73.6 / 68.5 -> 73.9 / 68.6 (@1 +0.6 to +1.1 on every set)
+# center"). Eighteenth round (bench/RESULTS.md; beside two lexicon lines since removed), @10 `named` / `real`:
+# tuning 74.6 / 70.4 -> 74.6 / 70.6, held out 73.9 / 66.4 -> 73.8 / 66.6, fresh 73.6 / 68.5 -> 73.9 / 68.6 (@1 +0.6
+# to +1.1 on every set)
 PLACE_NOUNS = (
     "beach sea ocean coast lake river mountain mountains forest woods park trail island city town village country "
     "museum gallery library shelter hospital clinic school college university office studio gym pool cafe restaurant "

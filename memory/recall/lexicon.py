@@ -119,7 +119,7 @@ field fields subject subjects: psychology counseling engineering medicine nursin
 education: school college university degree study studying major course class graduate graduated
 = money cash savings budget expensive cheap price cost afford
 artist artists musician musicians: singer band musician rapper painter composer
-= buy bought purchase purchased shopping order spend
+= buy bought purchase purchased shopping order
 = car vehicle truck van suv
 = bike bicycle cycling
 = sick ill illness flu cold fever
@@ -148,8 +148,6 @@ food foods meal meals: dish dishes pizza pasta sushi ramen tacos burger soup sal
 = sad upset down depressed lonely
 = stress stressed anxious anxiety worried overwhelmed
 = relax relaxing unwind calm chill destress
-wellbeing wellness selfcare: relax unwind calm meditation meditate yoga therapy therapist
-  exercise workout walk sleep journaling health
 = inspire inspired inspiration inspiring motivate motivated
 = favorite favourite fave love loves
 = color colour
