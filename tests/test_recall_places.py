@@ -58,7 +58,7 @@ def test_questions_not_asking_where(question: str) -> None:
     assert not asks_where(question)
 
 
-def test_a_rare_capitalised_word_inside_a_sentence_names_a_place(data_dir: Path) -> None:
+def test_which_turns_name_a_place(data_dir: Path) -> None:
     chat(data_dir)
     with RecallIndex(data_dir) as index:
         index.search("c", "trip", 1)  # indexes the chat

@@ -32,7 +32,8 @@ from memory.recall.text import Term, word_term
 # where, or which / what city, country, place, town, or places, cities, countries anywhere ("What cities has Mel
 # visited?", "What country is her grandma from?")
 _WHERE = re.compile(
-    r"^\W*where\b|\b(?:which|what)\s+(?:city|cities|country|countries|place|places|town|towns)\b|\b(?:places|cities|countries)\b",
+    r"^\W*where\b|\b(?:which|what)\s+(?:city|cities|country|countries|place|places|town|towns)\b"
+    r"|\b(?:places|cities|countries)\b",
     re.IGNORECASE,
 )
 # a capitalised word after another word of the same sentence: not a sentence's first word ("Still unpacking")
