@@ -33,6 +33,7 @@ def chat(data_dir: Path) -> None:
     said[10] = ("Deborah", KYOTO)
     said[30] = ("Deborah", VACATION)
     said[33] = ("Deborah", "Porto was lovely, honestly.")  # a capital only where any sentence has one
+    said[35] = ("Deborah", "still scrolling through my photos of kyoto")  # typed in lower case as often as not
     # the café's street, said in more turns than PLACE_MOST: the small talk's, not a place asked about
     said += [
         ("Andrew", f"Thanks, Deborah! The new bakery on Elm is finally open ({i}).") for i in range(PLACE_MOST + 1)
@@ -79,7 +80,8 @@ def test_which_turns_name_a_place(data_dir: Path) -> None:
         assert not places.named("Say hi to Andrew for me!")  # someone in the chat, however seldom named
         assert not places.named("I start on Monday, see you in May.")  # a day, a month
         assert not places.named("The bakery on Elm is open.")  # the street the small talk keeps naming
-        # typed in lower case after a word leading to a place: a place if the chat writes it with a capital
+        # typed in lower case after a word leading to a place: a place if the chat writes it with a capital (once
+        # is enough: half its turns write "kyoto")
         assert places.named("we're back from kyoto")
         assert not places.named("we're back from lisbon")  # never written with a capital
         assert not places.named("we're back from porto")  # ... but at a sentence's start

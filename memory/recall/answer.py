@@ -6,8 +6,9 @@ letter after a word leading to it: "We're back from Kyoto!" answers the first qu
 ``Places.named``: a turn whose own words (memory.recall.told.said) hold, after from, in, to, at, of, near or visit
 (and maybe "the"), a word written with a capital that is not the name of someone in the chat nor a day or a month,
 and that few turns of the chat hold (at most PLACE_MOST: the street of the café the small talk keeps mentioning is
-not what the question asks about); or such a word typed in lower case ("we're back from kyoto") when another of its
-turns writes it with a capital inside a sentence. A capital after any other word is most often something else: a
+not what the question asks about); or such a word typed in lower case ("we're back from kyoto") when the chat writes
+it with a capital inside a sentence at least once (memory.recall.names.capitalised, which reads a question typed in
+lower case). A capital after any other word is most often something else: a
 band seen ("I saw Coldplay"), a car ("a used Toyota"), a friend greeted. A place written as a common noun counts
 too, after from, in, to, at, near or visit and maybe a determiner and one word ("from the rescue center", "at the
 animal shelter", "to the beach": PLACE_NOUNS), so that those answers are not put behind the turns naming a
@@ -25,7 +26,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Protocol
 
-from memory.recall.dates import MONTHS
+from memory.recall.dates import MONTHS, WEEKDAYS
+from memory.recall.names import capitalised
+from memory.recall.query import postings
 from memory.recall.store import ChatRow
 from memory.recall.text import Term, word_term
 
@@ -36,13 +39,13 @@ _WHERE = re.compile(
     r"|\b(?:places|cities|countries)\b",
     re.IGNORECASE,
 )
-# a capitalised word after another word of the same sentence: not a sentence's first word ("Still unpacking")
-_INSIDE = re.compile(r"(?<=[^\s.!?]\s)([A-Z][a-z]+)\b")
-# a word after a word that leads to a place ("back from Kyoto", "our new place in denver", "a week in the Alps").
+# the words that lead to a place ("back from Kyoto", "our new place in denver", "at the animal shelter")
+_LEADS = r"from|in|to|at|near|visit|visited|visiting"
+# a word after one of them, or after "of" ("photos of Kyoto"), maybe with "the" between ("a week in the Alps").
 # Eighteenth round (bench/RESULTS.md; beside two lexicon lines since removed), @10 `named` / `real`, any capitalised
 # word inside a sentence -> only after such a word: tuning 74.7 / 70.0 -> 74.6 / 70.4, held out 73.3 / 66.3 -> 73.9 /
 # 66.4, fresh 73.9 / 68.2 -> 73.6 / 68.5
-_AFTER = re.compile(r"\b(?i:from|in|to|at|of|near|visit|visited|visiting)\s+(?:the\s+)?([A-Za-z][a-z]+)\b")
+_AFTER = re.compile(rf"\b(?i:{_LEADS}|of)\s+(?:the\s+)?([A-Za-z][a-z]+)\b")
 # places written as common nouns, after a word leading to one and maybe a determiner and one word ("from the rescue
 # center"). Eighteenth round (bench/RESULTS.md; beside two lexicon lines since removed), @10 `named` / `real`:
 # tuning 74.6 / 70.4 -> 74.6 / 70.6, held out 73.9 / 66.4 -> 73.8 / 66.6, fresh 73.6 / 68.5 -> 73.9 / 68.6 (@1 +0.6
@@ -54,10 +57,9 @@ PLACE_NOUNS = (
     "centre"
 ).split()
 _AT_PLACE = re.compile(
-    r"\b(?i:from|in|to|at|near|visit|visited|visiting)\s+(?:(?:the|a|an|my|our|his|her|their)\s+)?(?:[a-z]+\s+)?"
-    rf"(?:{'|'.join(PLACE_NOUNS)})s?\b"
+    rf"\b(?i:{_LEADS})\s+(?:(?:the|a|an|my|our|his|her|their)\s+)?(?:[a-z]+\s+)?(?:{'|'.join(PLACE_NOUNS)})s?\b"
 )
-_NOT_PLACES = frozenset(MONTHS) | {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+_NOT_PLACES = frozenset(MONTHS) | frozenset(WEEKDAYS)
 # a word more turns of the chat hold is its daily life, not the place asked about. Eighteenth round
 # (bench/RESULTS.md), tuning `named` / `real` @10 with no limit 73.8 / 69.0, at 15 73.8 / 69.1, at 5 73.8 / 69.0;
 # held out 73.4 / 66.0, 73.5 / 66.1, 73.5 / 66.2
@@ -82,26 +84,21 @@ class Places:
         self._chat = chat
         people = [r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))]
         self._skip = {w.casefold() for name in people for w in re.findall(r"\w+", name)} | _NOT_PLACES
-        self._held: dict[str, list[str] | None] = {}
+        self._place_of: dict[str, bool] = {}
         self._named: dict[str, bool] = {}
 
-    def _rare(self, term: str) -> list[str] | None:
-        """The texts of the turns of the chat holding ``term`` if at most PLACE_MOST do, else None."""
-        if term not in self._held:
-            sql = (
-                "SELECT t.content FROM fts JOIN turns t ON t.id = fts.rowid "
-                "WHERE fts MATCH ? AND fts.rowid BETWEEN ? AND ? LIMIT ?"
-            )
-            args = (Term(term).fts(), self._chat.lo, self._chat.hi, PLACE_MOST + 1)
-            rows = [r[0] for r in self._conn.execute(sql, args)]
-            self._held[term] = rows if len(rows) <= PLACE_MOST else None
-        return self._held[term]
-
     def _place(self, word: str) -> bool:
-        term = word_term(word)
-        if not term or word.casefold() in self._skip or (held := self._rare(term)) is None:
-            return False
-        return word[0].isupper() or any(word.capitalize() in _INSIDE.findall(text) for text in held)
+        """Whether ``word``, after a word leading to a place, names one (see above), looked up once a search."""
+        if word not in self._place_of:
+            term = word_term(word)
+            rare = term is not None and word.casefold() not in self._skip and self._rare(term)
+            self._place_of[word] = rare and (
+                word[0].isupper() or capitalised(self._conn, self._chat, word, term, mostly=False)
+            )
+        return self._place_of[word]
+
+    def _rare(self, term: str) -> bool:
+        return postings(self._conn, self._chat, Term(term), (self._chat.lo, self._chat.hi), PLACE_MOST).ids is not None
 
     def named(self, text: str) -> bool:
         """Whether ``text`` (a turn's own words) names a place."""

@@ -39,7 +39,7 @@ MONTHS = {
     )
     for name in names
 }
-_WEEKDAYS = {
+WEEKDAYS = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
     "월요일": 0, "화요일": 1, "수요일": 2, "목요일": 3, "금요일": 4, "토요일": 5, "일요일": 6,
 }  # fmt: skip
@@ -201,8 +201,8 @@ def _relative(phrase: str, today: date) -> DayRange | None:
     if p in ("this year", "올해"):
         return _span(date(today.year, 1, 1), today)
     name = p.split(" ", 1)[-1].replace(" ", "")
-    if name in _WEEKDAYS:  # last saturday / 지난 토요일: the latest such day before today
-        back = (today.weekday() - _WEEKDAYS[name]) % 7 or 7
+    if name in WEEKDAYS:  # last saturday / 지난 토요일: the latest such day before today
+        back = (today.weekday() - WEEKDAYS[name]) % 7 or 7
         d = today - timedelta(days=back)
         return _span(d, d)
     return None

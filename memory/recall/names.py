@@ -175,15 +175,16 @@ def cased(conn: sqlite3.Connection, chat: ChatRow, text: str, words: int) -> str
         return text
     terms = {w: word_term(w) for w in dict.fromkeys(m.group(1) for m in _LOWER.finditer(text))}
     todo = [(w, term) for w, term in terms.items() if term is not None][:words]
-    upper = {w for w, term in todo if _capitalised(conn, chat, w, term)}
+    upper = {w for w, term in todo if capitalised(conn, chat, w, term)}
     if not upper:
         return text
     return _LOWER.sub(lambda m: m.group(1).capitalize() if m.group(1) in upper else m.group(1), text)
 
 
-def _capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) -> bool:
+def capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str, mostly: bool = True) -> bool:
     """Whether the chat mostly writes ``word`` (index term ``term``) with a capital inside a sentence (a name: "Hey
-    Mel!", "in Denver")."""
+    Mel!", "in Denver"); ``mostly`` False: at least once (a place typed in lower case as often as not, elsewhere
+    written with a capital: memory.recall.answer)."""
     sql = (
         "SELECT t.content FROM fts f JOIN turns t ON t.id = f.rowid "
         "WHERE fts MATCH ? AND f.rowid BETWEEN ? AND ? ORDER BY f.rowid DESC LIMIT ?"
@@ -199,7 +200,7 @@ def _capitalised(conn: sqlite3.Connection, chat: ChatRow, word: str, term: str) 
                 up += 1
             else:
                 down += 1
-    return up > down
+    return up > down if mostly else up > 0
 
 
 def _starts(text: str, at: int) -> bool:

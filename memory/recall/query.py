@@ -6,7 +6,7 @@ no names, the name one role greets the other with: memory.recall.names) says who
 prefer and is not searched as a word. Each term brings its related terms (memory.recall.lexicon:
 "pets" -> dog, puppy, cat ...; and theirs, ``Weights.twice``: "fit" -> exercise -> yoga) at a share of
 their weight, and a turn counts only the best term of each such group. Each term's document frequency
-is counted in the chat's range of the index (estimated for common terms, see ``_postings``), which
+is counted in the chat's range of the index (estimated for common terms, see ``postings``), which
 gives its weight (idf); the postings counted exactly are kept (``Stats``) for choosing the candidates
 (memory.recall.candidates). Words such as "now" or "before" say whether the query asks for the
 current or an earlier state.
@@ -131,7 +131,7 @@ def asks_for_guess(text: str) -> bool:
     return bool(_INFER.search(text) or _YES_NO.search(text))
 
 
-def _postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
+def postings(conn: sqlite3.Connection, chat: ChatRow, term: Term, span: tuple[int, int], budget: int) -> Postings:
     """How many turns hold ``term``, and which: exact up to ``budget``, else estimated from how
     densely it occurs among the chat's oldest turns (counting every posting of a common term would
     cost more than the whole search). Counted inside SQLite, in rowid order from the start of the
@@ -245,7 +245,7 @@ def parse(
         lo = conn.execute("SELECT min(id) FROM turns WHERE id BETWEEN ? AND ?", (chat.lo, chat.hi)).fetchone()[0]
         for t in terms:
             budget = effort.postings if group[t] == t else effort.related_postings
-            found = _postings(conn, chat, t, (lo or 0, hi or 0), budget)
+            found = postings(conn, chat, t, (lo or 0, hi or 0), budget)
             stats.df[t] = min(found.df, n)
             if found.ids is not None:
                 stats.ids[t] = found.ids
