@@ -34,7 +34,8 @@ bring along (``Hit.context``, also in the block); the share of questions it answ
 and the median time of a call of each.
 ``--typed`` asks every question as typed in a hurry: in lower case, without its question mark.
 ``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
-lexicon does not relate to their evidence), as before they were added.
+lexicon does not relate to their evidence), bench.recall_persona_spread and bench.recall_persona_when
+(the "when" questions in other words, or naming the month), as before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
 English, dated years before) in an archived transcript of every conversation, so that the
 questions are asked of a long history where their words are common (``plain BM25`` does not see
@@ -383,7 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--related", action="store_true", help="score the automatic recall (related) at 5")
     parser.add_argument("--typed", action="store_true", help="ask every question in lower case, without '?'")
-    parser.add_argument("--easy", action="store_true", help="persona: without bench.recall_persona_hard's questions")
+    parser.add_argument(
+        "--easy",
+        action="store_true",
+        help="persona: without the harder questions (bench.recall_persona_hard, _spread, _when)",
+    )
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")
     parser.add_argument("--embed-cache", type=Path, help="keep the turns' vectors in this file across runs")

@@ -20,7 +20,8 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
   the one it is true of);
 - and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does
   not relate to their evidence (bench.recall_persona_hard), episodes mentioned again in passing in later
-  sessions, questions about both people and inferences from several episodes (bench.recall_persona_spread).
+  sessions, questions about both people and inferences from several episodes (bench.recall_persona_spread),
+  and ``temporal`` ones in other words or naming the month of one of two episodes (bench.recall_persona_when).
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench import recall_persona_hard, recall_persona_spread
+from bench import recall_persona_hard, recall_persona_spread, recall_persona_when
 from bench.recall_tables import Tables, Topic
 
 LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
@@ -342,9 +343,11 @@ def generate(
     files: dict[str | None, list[dict[str, object]]] = {}
     evidence: dict[Hashable, tuple[str | None, int]] = {}  # (id(values), again, say index) or a mention's -> line
     when = start
+    days: list[datetime] = []  # each session's
     for si in range(sessions):
         when += timedelta(days=rnd.randint(4, 24), minutes=rnd.randint(-300, 300))
         when = when.replace(hour=rnd.randint(8, 21), minute=rnd.randint(0, 59))
+        days.append(when)
         fname = None if layout != "sessions" else f"chat{seed}.{when:%Y%m%dT%H%M%S}Z.jsonl"
         lines = files.setdefault(fname, [])
         turns: list[tuple[str, str, Hashable | None]] = []
@@ -452,6 +455,11 @@ def generate(
             both = spread.questions((a, b), episodes, evidence, called, lambda s: who[s][1])
             questions += [Question(text, kind, ev) for text, kind, ev in both]
     never = _never(seed, (a, b), {t.key for t, *_ in lives}, called, tb)
+    if hard and tb.whens:  # last: the names drawn for the questions above stay the same
+        told_when = [(t.key, s, evidence.get((id(v), False, 0)), days[si], evidence.get((id(v), True, 0)), days[ag or si])
+                     for t, s, v, si, ag in lives]  # fmt: skip
+        whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1])
+        questions += [Question(text, kind, ev) for text, kind, ev in whens]
     return Conversation(f"chat{seed}", files, questions, never)
 
 
@@ -477,9 +485,7 @@ def _never(
     return out
 
 
-ENGLISH = Tables(
-    PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES
-)
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, whens=True)  # fmt: skip
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

@@ -1,0 +1,79 @@
+# ruff: noqa: E501  (tables of sentences)
+"""Harder "when" questions for bench.recall_persona, in the manner of public long-term memory benchmarks.
+
+recall_persona's temporal questions repeat the words of the turn telling the event ("When did X go
+camping?" for "We just got back from camping..."), so even plain BM25 finds 97% of them at 10 where
+the real sets find 80-83% (issue 32). Real "when" questions are harder in two ways, both here:
+
+- ``OTHER_WORDS``: the event asked about in other words than the ones it was told in ("When did X take
+  part in a fundraiser?" for "I ran a charity 5K last Saturday"). The lexicon (memory.recall.lexicon)
+  relates some of them to the event's words (clay to pottery, a fundraiser to a charity) and not others
+  ("giving her time for free" for volunteering, "a gig" for "I saw the Lumineers live"). Like the
+  questions of bench.recall_persona_hard: relate no more of their words in the lexicon, or it measures itself.
+- ``WHICH_TIME``: a topic told twice ("again": the second camping trip), asked about one of the two by
+  the month it happened in ("When did X go camping in June?"); only when the two are in different months.
+
+Both are ``temporal``; the evidence is the turn telling the event. They come from their own random
+stream and are added after every other question, so the conversation and the earlier questions stay the
+ones recall_persona wrote.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime
+
+Line = tuple[str | None, int]
+
+# (topic key, question): the evidence is the first line of the topic's ``say``
+OTHER_WORDS = [
+    ("pottery", "When did {S} start working with clay?"),
+    ("painting", "When did {S} complete an artwork?"),
+    ("camping", "When did {S} spend nights in a tent with the family?"),
+    ("hiking", "When did {S} go on a long mountain walk?"),
+    ("running", "When did {S} take part in a fundraiser?"),
+    ("yoga", "When did {S} take up stretching classes?"),
+    ("guitar", "When did {S} get a stringed instrument?"),
+    ("dog", "When did {S}'s family welcome a new pet?"),
+    ("cat", "When did {S} bring home a rescue animal?"),
+    ("kids_museum", "When did {S} have an educational day out with the children?"),
+    ("job", "When did {S} land a new position?"),
+    ("support_group", "When did {S} attend a meeting for people in the same situation?"),
+    ("shelter", "When did {S} begin giving {p} time for free?"),
+    ("trip", "When did {S} return from abroad?"),
+    ("injury", "When did {S} hurt {p} foot?"),
+    ("move", "When did {S} relocate?"),
+    ("concert", "When did {S} go to a gig?"),
+]  # fmt: skip
+
+# a topic told twice, asked about by the month of one of its two episodes
+WHICH_TIME = {
+    "pottery": "When did {S} make something from clay in {month}?",
+    "painting": "When did {S} finish a painting in {month}?",
+    "camping": "When did {S} go camping in {month}?",
+    "job": "When did {S} have good news about work in {month}?",
+    "trip": "When did {S} talk about a trip in {month}?",
+}
+
+# (topic key, subject, the first episode's line 0, its day, the second episode's line 0 (None: not told), its day)
+Told = tuple[str, str, Line | None, datetime, Line | None, datetime]
+
+
+def questions(
+    seed: int, told: list[Told], called: Callable[[str], str], pronoun: Callable[[str], str]
+) -> list[tuple[str, str, list[Line]]]:
+    """(text, "temporal", evidence) of the harder "when" questions, about half of the episodes."""
+    rnd = random.Random(seed * 3571 + 23)
+    other = dict(OTHER_WORDS)
+    out: list[tuple[str, str, list[Line]]] = []
+    for key, subject, first, day, again, again_day in told:
+        if key in other and first is not None and rnd.random() < 0.5:
+            out.append((other[key].format(S=called(subject), p=pronoun(subject)), "temporal", [first]))
+        if key in WHICH_TIME and first is not None and again is not None:
+            if day.month == again_day.month:
+                continue  # "in June" would not tell them apart (a month names that month of any year)
+            line, when = (first, day) if rnd.random() < 0.5 else (again, again_day)
+            text = WHICH_TIME[key].format(S=called(subject), month=f"{when:%B}")
+            out.append((text, "temporal", [line]))
+    return out

@@ -1,0 +1,48 @@
+"""bench.recall_persona_when: the harder "when" questions of bench.recall_eval's persona generator."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import pytest
+
+from bench import recall_persona, recall_persona_when
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_the_when_questions_leave_the_conversation_and_the_other_questions_as_they_were(seed: int) -> None:
+    without = recall_persona.generate(seed, tables=dataclasses.replace(recall_persona.ENGLISH, whens=False))
+    conv = recall_persona.generate(seed)
+    assert conv.files == without.files and conv.never == without.never
+    assert conv.questions[: len(without.questions)] == without.questions
+    added = conv.questions[len(without.questions) :]
+    assert len(added) >= 5 and {q.kind for q in added} == {"temporal"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_a_question_naming_a_month_points_at_the_episode_of_that_month(seed: int) -> None:
+    conv = recall_persona.generate(seed)
+    months = [f"{datetime(2000, m, 1):%B}" for m in range(1, 13)]
+    asked = [(q, m) for q in conv.questions for m in months if q.text.endswith(f" in {m}?")]
+    for q, month in asked:
+        (file, line), *_ = q.evidence
+        assert f"{datetime.fromisoformat(str(conv.files[file][line - 1]['at'])):%B}" == month
+
+
+def test_two_episodes_of_one_month_are_not_asked_apart() -> None:
+    first, again = ("chat", 10), ("chat", 90)
+    june, july, june_later = datetime(2023, 6, 3), datetime(2023, 7, 20), datetime(2024, 6, 9)
+
+    def ask(second_day: datetime) -> list[tuple[str, str, list[tuple[str | None, int]]]]:
+        told = [("camping", "Mel", first, june, again, second_day)]
+        return recall_persona_when.questions(3, told, lambda s: s, lambda s: "her")
+
+    apart = [q for q in ask(july) if "camping in" in q[0]]
+    assert len(apart) == 1
+    text, kind, evidence = apart[0]
+    assert kind == "temporal" and (text, evidence) in (
+        ("When did Mel go camping in June?", [first]),
+        ("When did Mel go camping in July?", [again]),
+    )
+    assert not [q for q in ask(june_later) if "camping in" in q[0]]
