@@ -364,6 +364,7 @@ STEPS: dict[
     "typed as they are": {"cased": 0},  # a question without capitals: its names not looked up (with --typed)
     "quotes unlinked": {"quoted": 0.0},  # a reply's quote not the question it answers (--style replies; 15th)
     "places as any": {"place": 0.0},  # a question asking where: a turn naming a place not preferred (18th round)
+    "when as any": {"when_lived": False},  # a question asking when someone did something: not what they told (19th)
 }
 
 

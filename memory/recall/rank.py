@@ -6,8 +6,7 @@
    number of postings (memory.recall.candidates). How much is read is an ``Effort`` (memory.recall.tuning):
    ``THOROUGH`` for a search asked for, ``QUICK`` for the automatic recall.
 2. Every candidate, and the turns next to the best, get a BM25 score of their own (``own``) from their terms.
-3. A turn's final score (``Weights``, memory.recall.tuning) adds what surrounds it, because a question and its
-   answer are spread over an exchange and a topic over a session:
+3. A turn's final score (``Weights``, memory.recall.tuning) adds what surrounds it (an answer follows its question):
    ``own + neighbour * best own of the turns next to it in its session (past "lol", "omg": told.filler)
         + neighbour2 * best own of the turns two away + session * best own of the other turns of its session``,
    multiplied by ``1 + news`` when the other person's reply asks something (what is news gets asked about) and by
@@ -32,7 +31,7 @@
    (memory.recall.meaning) the turns closest to the query in meaning are candidates too, and a turn's ``own`` gains
    ``meaning * (the query's full weight) * (its similarity above the floor, scaled to 0..1)``, the similarity taken
    around the chat's mean vector: a turn that says it in other words scores like one holding the query's words;
-   ``meaning_lived`` instead of ``meaning`` for a list, a guess or a question naming two people (what they told).
+   ``meaning_lived`` instead of ``meaning`` for a list, a guess, two people or when someone did something.
 4. A turn with the same words as a better one by the same person (small talk repeats itself; case and punctuation
    aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside added: "I keep
    saying I'll start exercising more. Side note, ..."), keeps ``duplicate`` of its score for each (the echoes'
@@ -63,7 +62,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
-from memory.recall.answer import Places, asks_where
+from memory.recall.answer import Places, asks_when, asks_where
 from memory.recall.bm25 import NONE, Match, bm25
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
@@ -255,10 +254,11 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    # a guess about someone, or a list of what they did: what they told of themselves (memory.recall.told)
+    # a guess about someone, a list of what they did, what two people did ("How do Deb and Andy help other people?") or
+    # when someone did something ("When did Deb take part in a fundraiser?"): what they told of themselves (told.py)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    lived = q.many or q.pair or guess  # ... or what two people did ("How do Deb and Andy help other people?")
+    lived = q.many or q.pair or guess or (weights.when_lived and bool(q.speakers) and asks_when(text))
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
     # any other English question naming someone ("When did Deb run the 5K?"): a message of a few words tells little
     short = weights.brief_named > 0 and not of_them and bool(q.speakers) and not q.hangul
