@@ -311,3 +311,22 @@ def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(
     assert found(data_dir, question, when_lived=False)[:2] == [said, told]
     nobody = "When was the garden full of weeds?"
     assert found(data_dir, nobody) == found(data_dir, nobody, when_lived=False)
+
+
+def test_a_question_asking_when_of_the_wrong_person_still_finds_the_other_ones_telling(transcript, data_dir):
+    """The other person's turns are not cut for a question asking when (``Weights.others``, as for a guess): "When
+    was Mia in the garden?" may be asked of Mia when it was Leo who told of his evening in the garden."""
+    told = "Leo: I spent the whole evening in the garden again, picking tomatoes and pulling weeds for hours."
+    said = "Mia: The garden show on the radio tonight has a long segment about tomatoes and weeds."
+    sessions(transcript, [[("Leo", told.removeprefix("Leo: ")), ("Mia", "Lovely.")], [("Leo", "Work was long.")],
+                          [("Mia", said.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
+
+    def scores(question: str, **weights: Any) -> dict[str, float]:
+        with RecallIndex(data_dir, weights=Weights(**weights)) as index:
+            return {h.content: h.score for h in index.search(CHAT, question, 5)}
+
+    question = "When was Mia in the garden?"
+    read, plain = scores(question), scores(question, when_lived=False)
+    assert read[told] / read[said] > plain[told] / plain[said]  # Leo told of himself: his turn counts more, not less
+    guess, plain = scores("Does Mia have a garden?"), scores("Does Mia have a garden?", others=1.0)
+    assert guess[told] / guess[said] < plain[told] / plain[said]  # a guess about Mia: Leo's turns are cut

@@ -21,16 +21,15 @@
    of two equal matches the later (a fact that changed) comes first; by ``1 + tense * r`` when the query asks about
    now ("now", "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에"); by
    ``1 + place`` when the query asks where and the turn names a place (memory.recall.answer: "Kyoto").
-   A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?", "Is Mel a bookworm?":
-   memory.recall.query.asks_for_guess) or for a list ("What hobbies does Deb have?": memory.recall.spread.
-   asks_for_many) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my", "we"; not a question): the
-   answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of fewer than ``brief``
-   index terms ("lol", "That's so great to hear, Cal!"): a few words tell little of anyone's life; and, when it names
-   whose life it asks about, by ``others`` a turn said by anyone else (the friend's own hobbies). The relevance floor
-   counts them (``Weights.disclose_floor``): a guess rests on what they told. With recall by meaning
-   (memory.recall.meaning) the turns closest to the query in meaning are candidates too, and a turn's ``own`` gains
-   ``meaning * (the query's full weight) * (its similarity above the floor, scaled to 0..1)``, the similarity taken
-   around the chat's mean vector: a turn that says it in other words scores like one holding the query's words;
+   A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?": query.asks_for_guess), a list
+   ("What hobbies does Deb have?": spread.asks_for_many) or when someone did something (``when_lived``) multiplies by
+   ``1 + disclose`` a turn telling of its speaker ("I", "my"; not a question): the answer rests on what they told of
+   their life; and by ``min(1, terms / brief)`` a turn of fewer than ``brief`` index terms ("lol"): a few words tell
+   little of anyone's life; and, when it names whose life it asks about (not when), by ``others`` a turn said by
+   anyone else (the friend's own hobbies). The relevance floor counts them (``Weights.disclose_floor``). With recall
+   by meaning the turns closest to the query in meaning are candidates too, and a turn's ``own`` gains ``meaning *
+   (the query's full weight) * (its similarity above the floor, scaled to 0..1)``, the similarity taken around the
+   chat's mean vector: a turn that says it in other words scores like one holding the query's words;
    ``meaning_lived`` instead of ``meaning`` for a list, a guess, two people or when someone did something.
 4. A turn with the same words as a better one by the same person (small talk repeats itself; case and punctuation
    aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside added: "I keep
@@ -254,13 +253,14 @@ def rank(
     if not ids:
         return []
     pool: dict[int, Turn] = {}
-    # a guess about someone, a list of what they did, what two people did ("How do Deb and Andy help other people?") or
-    # when someone did something ("When did Deb take part in a fundraiser?"): what they told of themselves (told.py)
+    # a guess about someone, a list of what they did, two people's ("How do Deb and Andy help other people?"), when
+    # someone did something (the other's turns not cut, ``whose``: it may name the wrong one): what they told (told.py)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    lived = q.many or q.pair or guess or (weights.when_lived and bool(q.speakers) and asks_when(text))
+    when = weights.when_lived and bool(q.speakers) and asks_when(text) and not (q.many or q.pair or guess)
+    lived, whose = q.many or q.pair or guess or when, frozenset[str]() if when else q.speakers
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
-    # any other English question naming someone ("When did Deb run the 5K?"): a message of a few words tells little
+    # any other English question naming someone ("Where did Deb run the 5K?"): a message of a few words tells little
     short = weights.brief_named > 0 and not of_them and bool(q.speakers) and not q.hangul
     _load(conn, pool, ids)
     avgdl = max(chat.terms / max(chat.docs, 1), 1.0)
@@ -302,7 +302,7 @@ def rank(
         best = sorted((t for t in pool.values() if eligible(t)), key=lambda t: t.own, reverse=True)[: effort.expand]
         for t in _attach_neighbours(conn, best, pool, stats.newest, effort.neighbours, weights.skip_fillers):
             own(t)
-        _score(pool, q, weights, of_them, short)
+        _score(pool, q, weights, of_them, short, whose)
         if places is not None:  # a question asking where: the turns naming a place (memory.recall.answer)
             places.weigh(((t, _said(t)) for t in pool.values()), weights.place)
         out = [
@@ -324,7 +324,7 @@ def rank(
         confident(t.topic, about(t.topic), t.closeness, said) or on_day(t) for t in pool.values() if eligible(t)
     )
     held = not (weights.guess_related and named_guess)  # a guess about someone named: its related turns
-    if floor and held and out and not finds(_unprompted(out, of_them, weights, q.speakers, short) / norm, sure):
+    if floor and held and out and not finds(_unprompted(out, of_them, weights, whose, short) / norm, sure):
         return []  # nothing in the chat is clearly about it: below the relevance floor
     if (
         weights.floor
@@ -458,7 +458,7 @@ def _penalise_repeats(turns: list[Turn], share: float, by_speaker: bool = True, 
     turns.sort(key=lambda t: (-t.score, -t.id))
 
 
-def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, short: bool = False) -> None:
+def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool, short: bool, whose: frozenset[str]) -> None:
     session_best: dict[int, list[float]] = {}
     for t in pool.values():
         session_best.setdefault(t.session, []).append(t.own)
@@ -494,7 +494,7 @@ def _score(pool: dict[int, Turn], q: Query, w: Weights, of_them: bool = False, s
             if q.tense:
                 score *= 1 + w.tense * (r if q.tense > 0 else 1 - r)
         if of_them:  # what its speaker told of themselves: a guess about them rests on it
-            score *= _of_them(t, w, q.speakers)
+            score *= _of_them(t, w, whose)
         elif short:  # any other question naming someone: a message of a few words tells little of them
             score *= _brief(t, w.brief_named)
         t.score = score
