@@ -458,7 +458,7 @@ def generate(
     if hard and tb.whens:  # last: the names drawn for the questions above stay the same
         told_when = [(t.key, s, evidence.get((id(v), False, 0)), days[si], evidence.get((id(v), True, 0)), days[ag or si])
                      for t, s, v, si, ag in lives]  # fmt: skip
-        whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1])
+        whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__)
         questions += [Question(text, kind, ev) for text, kind, ev in whens]
     return Conversation(f"chat{seed}", files, questions, never)
 

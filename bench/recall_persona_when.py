@@ -13,9 +13,11 @@ the real sets find 80-83% (issue 32). Real "when" questions are harder in two wa
 - ``WHICH_TIME``: a topic told twice ("again": the second camping trip), asked about one of the two by
   the month it happened in ("When did X go camping in June?"); only when the two are in different months.
 
-Both are ``temporal``; the evidence is the turn telling the event. They come from their own random
-stream and are added after every other question, so the conversation and the earlier questions stay the
-ones recall_persona wrote.
+Both are ``temporal``; the evidence is the turn telling the event. Then about half of them are asked of the
+other person too (``adversarial``, as public benchmarks ask about the wrong person in every form: the
+evidence is the turn of the one it is true of). They come from their own random streams and are added
+after every other question, so the conversation and the earlier questions stay the ones recall_persona
+wrote.
 """
 
 from __future__ import annotations
@@ -61,19 +63,31 @@ Told = tuple[str, str, Line | None, datetime, Line | None, datetime]
 
 
 def questions(
-    seed: int, told: list[Told], called: Callable[[str], str], pronoun: Callable[[str], str]
+    seed: int,
+    told: list[Told],
+    called: Callable[[str], str],
+    pronoun: Callable[[str], str],
+    friend: Callable[[str], str] | None = None,
 ) -> list[tuple[str, str, list[Line]]]:
-    """(text, "temporal", evidence) of the harder "when" questions, about half of the episodes."""
+    """(text, "temporal", evidence) of the harder "when" questions, about half of the episodes; with ``friend`` (who
+    the other person is), then, for about half of them, the same question asked of the friend ("adversarial", its
+    evidence the turn of the one it is true of)."""
     rnd = random.Random(seed * 3571 + 23)
     other = dict(OTHER_WORDS)
-    out: list[tuple[str, str, list[Line]]] = []
+    asked: list[tuple[str, str, dict[str, str], str, Line]] = []  # (topic, question, values but S, subject, evidence)
     for key, subject, first, day, again, again_day in told:
         if key in other and first is not None and rnd.random() < 0.5:
-            out.append((other[key].format(S=called(subject), p=pronoun(subject)), "temporal", [first]))
+            asked.append((key, other[key], {}, subject, first))
         if key in WHICH_TIME and first is not None and again is not None:
             if day.month == again_day.month:
                 continue  # "in June" would not tell them apart (a month names that month of any year)
             line, when = (first, day) if rnd.random() < 0.5 else (again, again_day)
-            text = WHICH_TIME[key].format(S=called(subject), month=f"{when:%B}")
-            out.append((text, "temporal", [line]))
+            asked.append((key, WHICH_TIME[key], {"month": f"{when:%B}"}, subject, line))
+    out = [(q.format(S=called(s), p=pronoun(s), **v), "temporal", [line]) for _, q, v, s, line in asked]
+    if friend is not None:  # last, from a stream of its own: the questions above stay the same
+        wrong = random.Random(seed * 2741 + 5)
+        lived = {(key, subject) for key, subject, first, *_ in told if first is not None}
+        for key, q, v, s, line in asked:
+            if wrong.random() < 0.5 and (key, friend(s)) not in lived:  # not what the friend did too
+                out.append((q.format(S=called(friend(s)), p=pronoun(friend(s)), **v), "adversarial", [line]))
     return out

@@ -17,7 +17,7 @@ def test_the_when_questions_leave_the_conversation_and_the_other_questions_as_th
     assert conv.files == without.files and conv.never == without.never
     assert conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
-    assert len(added) >= 5 and {q.kind for q in added} == {"temporal"}
+    assert len(added) >= 5 and {q.kind for q in added} == {"temporal", "adversarial"}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 7])
@@ -46,3 +46,21 @@ def test_two_episodes_of_one_month_are_not_asked_apart() -> None:
         ("When did Mel go camping in July?", [again]),
     )
     assert not [q for q in ask(june_later) if "camping in" in q[0]]
+
+
+def test_a_when_question_is_asked_of_the_wrong_person_only_when_they_did_not_do_it_too() -> None:
+    day, later = datetime(2023, 6, 3), datetime(2023, 8, 9)
+    told = [("camping", "Mel", ("c", 10), day, ("c", 90), later), ("camping", "Jon", ("c", 30), day, None, day)]
+    others = [key for key, _ in recall_persona_when.OTHER_WORDS if key != "camping"]
+    told += [(key, "Mel", ("c", 40 + i), day, None, day) for i, key in enumerate(others)]
+    friend = {"Mel": "Jon", "Jon": "Mel"}.__getitem__
+    plain = recall_persona_when.questions(5, told, lambda s: s, lambda s: "her")
+    both = recall_persona_when.questions(5, told, lambda s: s, lambda s: "her", friend)
+    assert both[: len(plain)] == plain and {k for _, k, _ in plain} == {"temporal"}
+    wrong = both[len(plain) :]
+    assert wrong and {k for _, k, _ in wrong} == {"adversarial"}
+    camped = [text for text, _, _ in plain if "camping" in text or "tent" in text]
+    assert camped and all(text.startswith("When did Jon ") for text, _, _ in wrong)
+    assert not [text for text, _, _ in wrong if "camping" in text or "tent" in text]  # Jon went camping too
+    asked_of_mel = {text.replace("When did Mel ", ""): ev for text, _, ev in plain}
+    assert all(asked_of_mel[text.replace("When did Jon ", "")] == ev for text, _, ev in wrong)
