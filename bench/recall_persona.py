@@ -21,7 +21,7 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
 - and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does
   not relate to their evidence (bench.recall_persona_hard), episodes mentioned again in passing in later
   sessions, questions about both people and inferences from several episodes (bench.recall_persona_spread),
-  and ``temporal`` ones in other words or naming the month of one of two episodes (bench.recall_persona_when).
+  and ``temporal`` ones in other words or by month, some asked of the wrong person too (bench.recall_persona_when).
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
