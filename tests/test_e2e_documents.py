@@ -123,7 +123,8 @@ def test_replies_and_quotes_carry_the_text_they_answer(
     fake_anthropic.reply("추천: 1. 김치찌개 2. 냉면 3. 비빔밥")
     fake_telegram.send_text(CHAT, "점심 추천해 줘")
     fake_telegram.wait_visible(CHAT)
-    answer_id = max(fake_telegram.bot_messages[CHAT])
+    # the fake records a call before it keeps the message the call made: wait for the message itself
+    answer_id = fake_telegram.wait_for(lambda: max(fake_telegram.bot_messages.get(CHAT, {}), default=0))
     answered = fake_telegram.bot_message(CHAT, answer_id)
 
     fake_anthropic.reply("냉면은 시원해서 좋아요.")
