@@ -455,10 +455,10 @@ def generate(
             both = spread.questions((a, b), episodes, evidence, called, lambda s: who[s][1])
             questions += [Question(text, kind, ev) for text, kind, ev in both]
     never = _never(seed, (a, b), {t.key for t, *_ in lives}, called, tb)
-    if hard and tb.whens:  # last: the names drawn for the questions above stay the same
+    if hard and tb.when_words:  # last: the names drawn for the questions above stay the same
         told_when = [(t.key, s, evidence.get((id(v), False, 0)), days[si], evidence.get((id(v), True, 0)), days[ag or si])
                      for t, s, v, si, ag in lives]  # fmt: skip
-        whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__)
+        whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)  # fmt: skip
         questions += [Question(text, kind, ev) for text, kind, ev in whens]
     return Conversation(f"chat{seed}", files, questions, never)
 
@@ -485,7 +485,7 @@ def _never(
     return out
 
 
-ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, whens=True)  # fmt: skip
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME)  # fmt: skip
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

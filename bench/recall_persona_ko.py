@@ -269,9 +269,38 @@ GUESSES = [
     ("museum", "{S}는 부모일까?", 0),
 ]  # fmt: skip
 
+# the harder "when" questions (bench.recall_persona_when): the event in other words than it was told in (the lexicon
+# relates some of them; relate no more, or it measures itself), and one of two episodes by its month
+WHEN_WORDS = [
+    ("pottery", "{S}는 언제 공예 수업을 듣기 시작했어?"),
+    ("painting", "{S}는 언제 미술 작품을 마무리했어?"),
+    ("camping", "{S}는 언제 가족이랑 텐트에서 잤어?"),
+    ("hiking", "{S}는 언제 긴 산행을 했어?"),
+    ("running", "{S}는 언제 모금 행사에 참가했어?"),
+    ("yoga", "{S}는 언제 스트레칭 수업을 다니기 시작했어?"),
+    ("puppy", "{S}네 가족은 언제 새 반려동물을 맞았어?"),
+    ("cat", "{S}는 언제 새 식구를 들였어?"),
+    ("guitar", "{S}는 언제 현악기를 장만했어?"),
+    ("school", "{S}는 언제 진학을 결심했어?"),
+    ("shelter", "{S}는 언제 무보수로 시간을 내기 시작했어?"),
+    ("bazaar", "{S}는 언제 동네에서 모금을 했어?"),
+    ("trip", "{S}는 언제 외국 여행을 마쳤어?"),
+    ("moving", "{S}는 언제 거처를 옮겼어?"),
+    ("concert", "{S}는 언제 공연을 보러 갔어?"),
+    ("museum", "{S}는 언제 아이들이랑 견학을 갔어?"),
+    ("ankle", "{S}는 언제 발을 다쳤어?"),
+]
+WHEN_MONTHS = {
+    "pottery": "{S}는 {m}월 언제 공방에서 작업했어?",
+    "painting": "{S}는 {m}월 언제 그림을 완성했어?",
+    "camping": "{S}는 {m}월 언제 캠핑 갔어?",
+    "puppy": "{S}는 {m}월 언제 강아지 얘기를 했어?",
+    "guitar": "{S}는 {m}월 언제 기타 얘기를 했어?",
+}
+
 KOREAN = Tables(
     PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, THREADS, GUESSES,
-    weekdays=("금요일", "토요일", "일요일", "화요일"), mentions=False,
+    weekdays=("금요일", "토요일", "일요일", "화요일"), mentions=False, when_words=WHEN_WORDS, when_months=WHEN_MONTHS,
 )  # fmt: skip
 
 

@@ -13,7 +13,8 @@ the real sets find 80-83% (issue 32). Real "when" questions are harder in two wa
 - ``WHICH_TIME``: a topic told twice ("again": the second camping trip), asked about one of the two by
   the month it happened in ("When did X go camping in June?"); only when the two are in different months.
 
-Both are ``temporal``; the evidence is the turn telling the event. Then about half of them are asked of the
+Both are ``temporal``; the evidence is the turn telling the event (the language's ``Tables.when_words`` and
+``when_months``: these in English, bench.recall_persona_ko's in Korean). Then about half of them are asked of the
 other person too (``adversarial``, as public benchmarks ask about the wrong person in every form: the
 evidence is the turn of the one it is true of). They come from their own random streams and are added
 after every other question, so the conversation and the earlier questions stay the ones recall_persona
@@ -25,6 +26,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from datetime import datetime
+
+from bench.recall_tables import Tables
 
 Line = tuple[str | None, int]
 
@@ -49,7 +52,7 @@ OTHER_WORDS = [
     ("concert", "When did {S} go to a gig?"),
 ]  # fmt: skip
 
-# a topic told twice, asked about by the month of one of its two episodes
+# a topic told twice, asked about by the month of one of its two episodes ({month}: its name, {m}: its number)
 WHICH_TIME = {
     "pottery": "When did {S} make something from clay in {month}?",
     "painting": "When did {S} finish a painting in {month}?",
@@ -68,21 +71,24 @@ def questions(
     called: Callable[[str], str],
     pronoun: Callable[[str], str],
     friend: Callable[[str], str] | None = None,
+    tables: Tables | None = None,
 ) -> list[tuple[str, str, list[Line]]]:
     """(text, "temporal", evidence) of the harder "when" questions, about half of the episodes; with ``friend`` (who
     the other person is), then, for about half of them, the same question asked of the friend ("adversarial", its
-    evidence the turn of the one it is true of)."""
+    evidence the turn of the one it is true of). ``tables``: the language's questions (``when_words``,
+    ``when_months``; OTHER_WORDS and WHICH_TIME by default, bench.recall_persona_ko has the Korean ones)."""
     rnd = random.Random(seed * 3571 + 23)
-    other = dict(OTHER_WORDS)
+    other = dict(tables.when_words if tables else OTHER_WORDS)
+    which_time = tables.when_months if tables else WHICH_TIME
     asked: list[tuple[str, str, dict[str, str], str, Line]] = []  # (topic, question, values but S, subject, evidence)
     for key, subject, first, day, again, again_day in told:
         if key in other and first is not None and rnd.random() < 0.5:
             asked.append((key, other[key], {}, subject, first))
-        if key in WHICH_TIME and first is not None and again is not None:
+        if key in which_time and first is not None and again is not None:
             if day.month == again_day.month:
                 continue  # "in June" would not tell them apart (a month names that month of any year)
             line, when = (first, day) if rnd.random() < 0.5 else (again, again_day)
-            asked.append((key, WHICH_TIME[key], {"month": f"{when:%B}"}, subject, line))
+            asked.append((key, which_time[key], {"month": f"{when:%B}", "m": str(when.month)}, subject, line))
     out = [(q.format(S=called(s), p=pronoun(s), **v), "temporal", [line]) for _, q, v, s, line in asked]
     if friend is not None:  # last, from a stream of its own: the questions above stay the same
         wrong = random.Random(seed * 2741 + 5)

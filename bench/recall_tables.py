@@ -39,6 +39,8 @@ class Tables:
     guesses: list[tuple[str, str, int]]  # ... and from one episode
     weekdays: tuple[str, ...] = ("Friday", "Saturday", "Sunday", "Tuesday")
     mentions: bool = True  # episodes mentioned again in passing (bench.recall_persona_spread: English sentences)
-    whens: bool = False  # the harder "when" questions (bench.recall_persona_when: English questions)
+    # the harder "when" questions (bench.recall_persona_when): (topic key, question) in other words, and by month
+    when_words: list[tuple[str, str]] = field(default_factory=list)
+    when_months: dict[str, str] = field(default_factory=dict)
     greetings: int = 4  # small[:greetings] open a session
     closings: tuple[int, int] = (16, 20)  # small[slice] closes one

@@ -8,12 +8,17 @@ from datetime import datetime
 import pytest
 
 from bench import recall_persona, recall_persona_when
+from bench.recall_persona import ENGLISH
+from bench.recall_persona_ko import KOREAN
+from bench.recall_tables import Tables
 
 
-@pytest.mark.parametrize("seed", [1, 7])
-def test_the_when_questions_leave_the_conversation_and_the_other_questions_as_they_were(seed: int) -> None:
-    without = recall_persona.generate(seed, tables=dataclasses.replace(recall_persona.ENGLISH, whens=False))
-    conv = recall_persona.generate(seed)
+@pytest.mark.parametrize(("seed", "tables"), [(1, ENGLISH), (7, ENGLISH), (7, KOREAN)])
+def test_the_when_questions_leave_the_conversation_and_the_other_questions_as_they_were(
+    seed: int, tables: Tables
+) -> None:
+    without = recall_persona.generate(seed, tables=dataclasses.replace(tables, when_words=[]))
+    conv = recall_persona.generate(seed, tables=tables)
     assert conv.files == without.files and conv.never == without.never
     assert conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
