@@ -123,9 +123,7 @@ def test_replies_and_quotes_carry_the_text_they_answer(
     fake_anthropic.reply("추천: 1. 김치찌개 2. 냉면 3. 비빔밥")
     fake_telegram.send_text(CHAT, "점심 추천해 줘")
     fake_telegram.wait_visible(CHAT)
-    # the fake records a call before it keeps the message the call made: wait for the message itself
-    answer_id = fake_telegram.wait_for(lambda: max(fake_telegram.bot_messages.get(CHAT, {}), default=0))
-    answered = fake_telegram.bot_message(CHAT, answer_id)
+    answered = fake_telegram.newest_bot_message(CHAT)
 
     fake_anthropic.reply("냉면은 시원해서 좋아요.")
     fake_telegram.send_text(CHAT, "이거 왜?", reply_to=answered, quote={"text": "2. 냉면", "position": 19})
@@ -133,7 +131,7 @@ def test_replies_and_quotes_carry_the_text_they_answer(
     assert convo(fake_anthropic.requests[1])[-1] == {"role": "user", "content": "> 2. 냉면\n\n이거 왜?"}
     row = stored(data_dir, CHAT)[2]
     assert row["content"] == "> 2. 냉면\n\n이거 왜?"
-    assert row["reply_to"] == {"message_id": answer_id, "text": "2. 냉면", "quote": True}
+    assert row["reply_to"] == {"message_id": answered["message_id"], "text": "2. 냉면", "quote": True}
 
     # a reply without a quote carries the whole message, shortened when long
     long_text = "긴 메모 " * 200

@@ -43,14 +43,14 @@ def test_group_answers_only_mentions_and_replies_and_names_the_sender(
     assert len(fake_anthropic.requests) == 1
     assert convo(fake_anthropic.requests[0]) == [{"role": "user", "content": "Minji: 점심 추천해 줘"}]
 
-    bot_message = max(fake_telegram.bot_messages[GROUP])
+    answered = fake_telegram.newest_bot_message(GROUP)
     fake_anthropic.reply("그럼 냉면이요.")
     in_group(
         fake_telegram,
         "너무 더운데?",
         user_id=12,
         first_name="Jisoo",
-        reply_to=fake_telegram.bot_message(GROUP, bot_message),
+        reply_to=answered,
     )
     fake_telegram.wait_for(
         lambda: len(fake_telegram.chat_view(GROUP)) == 2 and fake_telegram.chat_view(GROUP)[1] == "그럼 냉면이요."

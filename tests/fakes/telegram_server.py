@@ -303,6 +303,12 @@ class FakeTelegram(FakeHTTPServer):
             state = self.bot_messages[int(chat_id)][int(message_id)]
             return self._bot_message({"chat_id": chat_id}, text=state["text"], message_id=int(message_id))
 
+    def newest_bot_message(self, chat_id: int, timeout: float = 60.0) -> dict[str, Any]:
+        """The newest message the bot sent to ``chat_id``, as ``bot_message`` gives it. It waits until the fake keeps
+        one: a call is recorded, and wakes ``wait_for``, before the message it made is kept."""
+        newest = self.wait_for(lambda: max(self.bot_messages.get(int(chat_id), {}), default=0), timeout)
+        return self.bot_message(chat_id, newest)
+
     def add_photo(self, file_id: str, data: bytes, width: int = 1280, height: int = 960) -> list[dict[str, Any]]:
         """Store a photo for download; returns its PhotoSize list (a thumbnail and the photo), smallest first."""
         thumb = b"\xff\xd8\xff thumb " + file_id.encode()
