@@ -459,6 +459,7 @@ def generate(
         told_when = [(t.key, s, evidence.get((id(v), False, 0)), days[si], evidence.get((id(v), True, 0)), days[ag or si])
                      for t, s, v, si, ag in lives]  # fmt: skip
         whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)  # fmt: skip
+        whens += recall_persona_when.forms(seed, [(q.text, q.kind, q.evidence) for q in questions] + whens, tb.when_forms)  # fmt: skip
         questions += [Question(text, kind, ev) for text, kind, ev in whens]
     return Conversation(f"chat{seed}", files, questions, never)
 
@@ -485,7 +486,7 @@ def _never(
     return out
 
 
-ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME)  # fmt: skip
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME, when_forms=recall_persona_when.FORMS)  # fmt: skip
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

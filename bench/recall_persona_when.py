@@ -13,7 +13,11 @@ the real sets find 80-83% (issue 32). Real "when" questions are harder in two wa
 - ``WHICH_TIME``: a topic told twice ("again": the second camping trip), asked about one of the two by
   the month it happened in ("When did X go camping in June?"); only when the two are in different months.
 
-Both are ``temporal``; the evidence is the turn telling the event (the language's ``Tables.when_words`` and
+- ``FORMS`` (``forms``): about a third of the "When did ..." questions (these and recall_persona's) asked again
+  as "How long ago did ...", "In which month did ...", "What year did ..." or "On what day did ..." (English only:
+  ``Tables.when_forms``), of the same kind and evidence.
+
+The first two are ``temporal``; the evidence is the turn telling the event (the language's ``Tables.when_words`` and
 ``when_months``: these in English, bench.recall_persona_ko's in Korean). Then about half of them are asked of the
 other person too (``adversarial``, as public benchmarks ask about the wrong person in every form: the
 evidence is the turn of the one it is true of). They come from their own random streams and are added
@@ -61,6 +65,10 @@ WHICH_TIME = {
     "trip": "When did {S} talk about a trip in {month}?",
 }
 
+# other ways to ask when (``forms``), each followed by the rest of a "When did " question
+FORMS = ("How long ago did ", "In which month did ", "What year did ", "On what day did ")
+_MONTHS = tuple(f" in {datetime(2000, m, 1):%B}?" for m in range(1, 13))
+
 # (topic key, subject, the first episode's line 0, its day, the second episode's line 0 (None: not told), its day)
 Told = tuple[str, str, Line | None, datetime, Line | None, datetime]
 
@@ -96,4 +104,20 @@ def questions(
         for key, q, v, s, line in asked:
             if wrong.random() < 0.5 and (key, friend(s)) not in lived:  # not what the friend did too
                 out.append((q.format(S=called(friend(s)), p=pronoun(friend(s)), **v), "adversarial", [line]))
+    return out
+
+
+def forms(
+    seed: int, asked: list[tuple[str, str, list[Line]]], ways: tuple[str, ...] = FORMS
+) -> list[tuple[str, str, list[Line]]]:
+    """About a third of the "When did ..." questions in ``asked`` (not those naming a month) asked again in another
+    of ``ways`` ("How long ago did Deb go camping?", "In which month did ..."), of the same kind and evidence: real
+    sets ask for a time in these forms too. An own random stream; nothing without ``ways``."""
+    rnd = random.Random(seed * 4409 + 7)
+    out = []
+    for text, kind, evidence in asked:
+        if not ways or kind not in ("temporal", "adversarial") or not text.startswith("When did "):
+            continue
+        if rnd.random() < 1 / 3 and not text.endswith(_MONTHS):
+            out.append((rnd.choice(ways) + text.removeprefix("When did "), kind, evidence))
     return out

@@ -42,5 +42,6 @@ class Tables:
     # the harder "when" questions (bench.recall_persona_when): (topic key, question) in other words, and by month
     when_words: list[tuple[str, str]] = field(default_factory=list)
     when_months: dict[str, str] = field(default_factory=dict)
+    when_forms: tuple[str, ...] = ()  # ... and other ways to ask when ("How long ago did "), for "When did " questions
     greetings: int = 4  # small[:greetings] open a session
     closings: tuple[int, int] = (16, 20)  # small[slice] closes one

@@ -69,3 +69,20 @@ def test_a_when_question_is_asked_of_the_wrong_person_only_when_they_did_not_do_
     assert not [text for text, _, _ in wrong if "camping" in text or "tent" in text]  # Jon went camping too
     asked_of_mel = {text.replace("When did Mel ", ""): ev for text, _, ev in plain}
     assert all(asked_of_mel[text.replace("When did Jon ", "")] == ev for text, _, ev in wrong)
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_when_questions_asked_in_other_forms_copy_an_earlier_when_question(seed: int) -> None:
+    """``Tables.when_forms``: some "When did ..." questions asked again as "How long ago did ...", "In which month
+    did ..."; the same kind and evidence, added last; none naming a month (that would ask it twice)."""
+    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, when_forms=()))
+    conv = recall_persona.generate(seed)
+    assert conv.files == without.files and conv.questions[: len(without.questions)] == without.questions
+    added = conv.questions[len(without.questions) :]
+    asked = {(q.text.removeprefix("When did "), q.kind): q.evidence for q in without.questions}
+    assert len(added) >= 3 and len({q.text.split(" did ")[0] for q in added}) >= 2
+    for q in added:
+        form = next(f for f in recall_persona_when.FORMS if q.text.startswith(f))
+        assert asked[(q.text.removeprefix(form), q.kind)] == q.evidence
+        assert not q.text.endswith(tuple(f" in {datetime(2000, m, 1):%B}?" for m in range(1, 13)))
+    assert len(added) < len([q for q in without.questions if q.text.startswith("When did ")]) / 2  # only some

@@ -16,7 +16,7 @@ import pytest
 
 from bot.cli import search as search_cli
 from memory.recall import RecallIndex, told
-from memory.recall.answer import asks_when
+from memory.recall.dates import asks_when, plain_when
 from memory.recall.meaning import Dense
 from memory.recall.query import asks_for_guess
 from memory.recall.rank import Turn
@@ -289,27 +289,63 @@ def test_any_other_question_weighs_the_meaning_as_before(transcript, data_dir, m
     assert found(data_dir, question, meaning=Weights().meaning_lived) == [GARDEN, MARKET]  # as much: the garden first
 
 
-@pytest.mark.parametrize("question", ["When did Mia go camping?", "when was mia in the garden", "  When?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did Mia go camping?",
+        "when was mia in the garden",
+        "  When?",
+        "How long ago did Mia go camping?",
+        "how many years ago did Mia move?",
+        "In which month did Mia adopt a puppy?",
+        "What year did Mia start painting?",
+        "on what day was mia at the market",
+    ],
+)
 def test_questions_asking_when(question: str) -> None:
     assert asks_when(question)
 
 
-@pytest.mark.parametrize("question", ["Whenever Mia gardens, what does she grow?", "Since when does Mia garden?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Whenever Mia gardens, what does she grow?",
+        "Since when does Mia garden?",
+        "What did Mia do last year?",
+        "How long did the hike take Mia?",
+        "What yearly trip does Mia take?",
+        "Which days does Mia spend in the garden?",
+    ],
+)
 def test_questions_not_asking_when(question: str) -> None:
     assert not asks_when(question)
 
 
-def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(transcript, data_dir):
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("What year did Mia start painting?", "when did Mia start painting?"),
+        ("How long ago did Mia move?", "when did Mia move?"),
+        ("When did Mia move?", "when did Mia move?"),
+        ("What did Mia paint last year?", "What did Mia paint last year?"),
+    ],
+)
+def test_the_words_asking_for_a_time_are_not_searched_for(question: str, searched: str) -> None:
+    assert plain_when(question) == searched
+
+
+@pytest.mark.parametrize("ask", ["When was", "How long ago was"])
+def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(transcript, data_dir, ask: str):
     """``Weights.when_lived`` (nineteenth round): "When was Mia in the garden?" asks about something she did, which
-    she told of herself; a question asking when that names nobody is left as it was."""
+    she told of herself; so does "How long ago was she...?" (twentieth); one naming nobody is left as it was."""
     told = "Mia: I spent the whole evening in the garden again, picking tomatoes and pulling weeds for hours."
     said = "Mia: The garden show on the radio tonight has a long segment about tomatoes and weeds."
     sessions(transcript, [[("Mia", told.removeprefix("Mia: ")), ("Leo", "Lovely.")], [("Leo", "Work was long.")],
                           [("Mia", said.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
-    question = "When was Mia in the garden?"
+    question = f"{ask} Mia in the garden?"
     assert found(data_dir, question)[:2] == [told, said]
     assert found(data_dir, question, when_lived=False)[:2] == [said, told]
-    nobody = "When was the garden full of weeds?"
+    nobody = f"{ask} the garden full of weeds?"
     assert found(data_dir, nobody) == found(data_dir, nobody, when_lived=False)
 
 

@@ -1,5 +1,5 @@
-"""What kind of answer a question asks for, and the turns that hold one: places (issue 32, eighteenth round); and
-whether a question asks when (``asks_when``: memory.recall.rank reads it as one about what someone told, nineteenth).
+"""What kind of answer a question asks for, and the turns that hold one: places (issue 32, eighteenth round). Whether
+a question asks when is memory.recall.dates.asks_when.
 
 A question asking where ("Where did Deb travel recently?", "Which city did Cal move to?", "Which places have Deb
 and Andy been to?": ``asks_where``) is answered by a turn naming a place, and a chat writes a place with a capital
@@ -40,7 +40,6 @@ _WHERE = re.compile(
     r"|\b(?:places|cities|countries)\b",
     re.IGNORECASE,
 )
-_WHEN = re.compile(r"\W*when\b", re.IGNORECASE)
 # the words that lead to a place ("back from Kyoto", "our new place in denver", "at the animal shelter")
 _LEADS = r"from|in|to|at|near|visit|visited|visiting"
 # a word after one of them, or after "of" ("photos of Kyoto"), maybe with "the" between ("a week in the Alps").
@@ -66,11 +65,6 @@ _NOT_PLACES = frozenset(MONTHS) | frozenset(WEEKDAYS)
 # (bench/RESULTS.md), tuning `named` / `real` @10 with no limit 73.8 / 69.0, at 15 73.8 / 69.1, at 5 73.8 / 69.0;
 # held out 73.4 / 66.0, 73.5 / 66.1, 73.5 / 66.2
 PLACE_MOST = 5
-
-
-def asks_when(text: str) -> bool:
-    """Whether an English question asks when something happened: "When did Deb take part in a fundraiser?"."""
-    return bool(_WHEN.match(text))
 
 
 def asks_where(text: str) -> bool:

@@ -9,6 +9,11 @@ kept as an integer ``yyyymmdd``. A query's dates become ranges of such days:
   오늘, 어제, 그저께, 지난주, 이번 주, 지난달, 이번 달, 작년, 올해, ``지난 토요일``.
 
 The words that made a date are returned too, so they are not also searched as words.
+
+Whether a question asks when something happened (``asks_when``: memory.recall.rank reads it as one about what
+someone told, issue 32's nineteenth round), in any of the ways English asks for a time ("When did...", "How long ago
+did...", "In which month did...", "What year did..."); ``plain_when`` says those ways as "when", a query stopword, so
+that "year" or "ago" is not searched for as a word of the question.
 """
 
 from __future__ import annotations
@@ -84,6 +89,28 @@ class DayRange:
         if self.any_year:
             return self.first <= day % 10000 <= self.last
         return self.first <= day <= self.last
+
+
+# "when", or the other ways of asking for the time of something ("How long ago did Deb go camping?", "In which month
+# did Cal move?", "What year did Gi start painting?"). Twentieth round (bench/RESULTS.md): such forms of the "when"
+# questions, tuning `real` @1 / @5 75.2 / 89.6 -> 80.0 / 91.2 (@10 the same), read as "when" questions
+_WHEN = re.compile(
+    r"\W*(?:when|how long ago|how many (?:years|months|weeks|days) ago"
+    r"|(?:(?:in|on|at|during) )?(?:what|which) (?:year|month|day|date|week|weekend|time|season))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether an English question asks when something happened: "When did Deb take part in a fundraiser?", "How
+    long ago did Cal move?", "In which month did Gi adopt a puppy?", "What year did Mel start painting?"."""
+    return bool(_WHEN.match(text))
+
+
+def plain_when(text: str) -> str:
+    """``text`` with the words asking for a time said as "when": "What year did Gi move?" -> "when did Gi move?"."""
+    m = _WHEN.match(text)
+    return "when" + text[m.end() :] if m else text
 
 
 def day_number(d: date) -> int:

@@ -20,7 +20,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 
-from memory.recall.dates import DayRange, query_dates
+from memory.recall.dates import DayRange, asks_when, plain_when, query_dates
 from memory.recall.lexicon import korean_related, related
 from memory.recall.names import addressee, korean_forms, korean_named, people, speaker_called, without_words
 from memory.recall.spread import asks_for_many
@@ -48,6 +48,7 @@ class Query:
     hangul: bool = False  # written in Korean (its terms are bigrams: memory.recall.tuning.FACT_KO_WORDS)
     many: bool = False  # it asks for a list (memory.recall.spread.asks_for_many: "What hobbies does Deb have?")
     pair: bool = False  # it names two people or more: what they told of themselves (Weights.pair)
+    when: bool = False  # it asks when (memory.recall.dates.asks_when: "How long ago did Deb go camping?")
 
     @property
     def whole(self) -> float:
@@ -59,7 +60,7 @@ class Query:
     def make(
         cls, idf: dict[Term, float], group: dict[Term, Term], ranges: list[DayRange], speakers: frozenset[str],
         tense: int, names: frozenset[str] = frozenset(), unknown: float = 0.0, called: frozenset[str] = frozenset(),
-        fact: bool = False, hangul: bool = False, many: bool = False, pair: bool = False,
+        fact: bool = False, hangul: bool = False, many: bool = False, pair: bool = False, when: bool = False,
     ) -> Query:  # fmt: skip
         numbers = {g: i for i, g in enumerate(dict.fromkeys(group.values()))}
         best: dict[Term, float] = {}
@@ -71,7 +72,7 @@ class Query:
         nicknames = frozenset(numbers[group[t]] for t in idf if t.text in called and group[t] == t)
         return cls(
             list(idf), idf, group, ranges, speakers, tense, total, exact, prefixes, names, unknown, nicknames, fact,
-            hangul, many, pair,
+            hangul, many, pair, when,
         )  # fmt: skip
 
 
@@ -176,7 +177,7 @@ def parse(
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
 ) -> tuple[Query, Stats]:
-    ranges, rest = query_dates(text, today)
+    ranges, rest = query_dates(plain_when(text), today)  # "What year did...": "year" is no word to find
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     person = people(names)  # a name with the person's other names ("andrew" and "andr_s", renamed)
     speaker_terms = {word_term(part): person[n] for n in names for part in n.split() if len(part) > 1}
@@ -283,5 +284,6 @@ def parse(
         bool(_HANGUL.search(text)),
         many,
         pair,
+        asks_when(text),
     )
     return query, stats

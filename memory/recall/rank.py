@@ -61,7 +61,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
-from memory.recall.answer import Places, asks_when, asks_where
+from memory.recall.answer import Places, asks_where
 from memory.recall.bm25 import NONE, Match, bm25
 from memory.recall.candidates import candidates
 from memory.recall.meaning import Dense
@@ -257,7 +257,7 @@ def rank(
     # someone did something (the other's turns not cut, ``whose``: it may name the wrong one): what they told (told.py)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    when = weights.when_lived and bool(q.speakers) and asks_when(text) and not (q.many or q.pair or guess)
+    when = weights.when_lived and bool(q.speakers) and q.when and not (q.many or q.pair or guess)
     lived, whose = q.many or q.pair or guess or when, frozenset[str]() if when else q.speakers
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
     # any other English question naming someone ("Where did Deb run the 5K?"): a message of a few words tells little

@@ -179,12 +179,13 @@ class Weights:
     # out 73.2 / 66.3, 73.3 / 66.3 (beside two lexicon lines since removed). The round's end (1.0): tuning 74.2 /
     # 69.9, held out 73.8 / 66.5, fresh 73.4 / 67.7
     place: float = 1.0
-    # A question asking when someone did something ("When did Deb take part in a fundraiser?": memory.recall.answer.
-    # asks_when) is read as one about what they told (memory.recall.rank ``lived``: ``disclose``, ``brief``, its meaning
-    # as a list's) but the other person's turns are not cut (``others``): it may name the wrong one of two. Nineteenth
-    # round (bench/RESULTS.md), temporal @1 / @5 / @10 `named` / `real`: held out 82.0 / 94.0 / 95.3, 74.0 / 85.3 / 90.7
-    # -> 84.7 / 95.3 / 95.3, 76.7 / 88.0 / 93.3 (with the cut -> 96.0 / 94.0 at 10, but "when" asked of the wrong
-    # person 92.8 / 87.8 -> 68.3 / 65.5 at 10 on tuning); the other kinds the same
+    # A question asking when someone did something ("When did Deb take part in a fundraiser?", "How long ago did
+    # ...": memory.recall.dates.asks_when) is read as one about what they told (memory.recall.rank ``lived``:
+    # ``disclose``, ``brief``, its meaning as a list's) but the other person's turns are not cut (``others``): it may
+    # name the wrong one of two. Nineteenth round (bench/RESULTS.md), temporal @1 / @5 / @10 `named` / `real`: held
+    # out 82.0 / 94.0 / 95.3, 74.0 / 85.3 / 90.7 -> 84.7 / 95.3 / 95.3, 76.7 / 88.0 / 93.3 (with the cut -> 96.0 /
+    # 94.0 at 10, but "when" asked of the wrong person 92.8 / 87.8 -> 68.3 / 65.5 at 10 on tuning); the other kinds
+    # the same
     when_lived: bool = True
     # The turns around a turn skip the messages that only keep a chat going ("lol", "omg", "sooo true", "ㅋㅋㅋ":
     # memory.recall.told.filler), so they do not part a question from its answer. Twelfth round (bench/RESULTS.md),
