@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench import recall_persona_hard, recall_persona_spread, recall_persona_when
+from bench import recall_persona_hard, recall_persona_single, recall_persona_spread, recall_persona_when
 from bench.recall_tables import Tables, Topic
 
 LAYOUTS = ("named", "plain", "oneside", "sessions", "rawdate", "nodate")
@@ -460,7 +460,7 @@ def generate(
                      for t, s, v, si, ag in lives]  # fmt: skip
         whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)  # fmt: skip
         whens += recall_persona_when.forms(seed, [(q.text, q.kind, q.evidence) for q in questions] + whens, tb.when_forms)  # fmt: skip
-        questions += [Question(text, kind, ev) for text, kind, ev in whens]
+        questions += [Question(text, kind, ev) for text, kind, ev in whens + recall_persona_single.questions(seed, told_when, called, lambda s: who[s][1], tb.single_words)]  # fmt: skip
     return Conversation(f"chat{seed}", files, questions, never)
 
 
@@ -486,7 +486,7 @@ def _never(
     return out
 
 
-ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME, when_forms=recall_persona_when.FORMS)  # fmt: skip
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME, when_forms=recall_persona_when.FORMS, single_words=recall_persona_single.OTHER_WORDS)  # fmt: skip
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

@@ -43,5 +43,6 @@ class Tables:
     when_words: list[tuple[str, str]] = field(default_factory=list)
     when_months: dict[str, str] = field(default_factory=dict)
     when_forms: tuple[str, ...] = ()  # ... and other ways to ask when ("How long ago did "), for "When did " questions
+    single_words: list[tuple[str, str]] = field(default_factory=list)  # one fact in other words (recall_persona_single)
     greetings: int = 4  # small[:greetings] open a session
     closings: tuple[int, int] = (16, 20)  # small[slice] closes one

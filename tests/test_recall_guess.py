@@ -18,7 +18,7 @@ from bot.cli import search as search_cli
 from memory.recall import RecallIndex, told
 from memory.recall.dates import asks_when, plain_when
 from memory.recall.meaning import Dense
-from memory.recall.query import asks_for_guess
+from memory.recall.query import Query, asks_for_guess
 from memory.recall.rank import Turn
 from memory.recall.store import ChatRow
 from memory.recall.tuning import Weights
@@ -346,7 +346,32 @@ def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(
     assert found(data_dir, question)[:2] == [told, said]
     assert found(data_dir, question, when_lived=False)[:2] == [said, told]
     nobody = f"{ask} the garden full of weeds?"
-    assert found(data_dir, nobody) == found(data_dir, nobody, when_lived=False)
+    assert found(data_dir, nobody) == found(data_dir, nobody, when_lived=False, unsaid_lived=False)
+
+
+def test_a_question_is_in_other_words_when_it_asks_for_a_fact_in_english_with_a_word_the_chat_never_said():
+    def query(**kw: Any) -> Query:
+        return Query.make({}, {}, [], frozenset(), 0, **kw)
+
+    assert query(fact=True, unknown=6.0).unsaid
+    assert not query(fact=True, unknown=0.0).unsaid  # every word said
+    assert not query(fact=False, unknown=6.0).unsaid  # a guess, a list, a yes/no question: their own rules
+    assert not query(fact=True, unknown=6.0, hangul=True).unsaid  # Korean bigrams: many are never said
+
+
+def test_a_question_for_a_fact_in_other_words_puts_what_they_told_first(transcript, data_dir):
+    """``Weights.unsaid_lived`` (twentieth round): "What did Mia learn about tomatoes in the garden?" holds a word the
+    chat never said ("learn"): the fact was told in other words, by her; a question in the chat's words, or naming
+    nobody, is left as it was."""
+    told = "Mia: I spent the whole evening in the garden again, picking tomatoes and pulling weeds for hours."
+    said = "Mia: The garden show on the radio tonight has a long segment about tomatoes and weeds."
+    sessions(transcript, [[("Mia", told.removeprefix("Mia: ")), ("Leo", "Lovely.")], [("Leo", "Work was long.")],
+                          [("Mia", said.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
+    question = "What did Mia learn about tomatoes in the garden?"
+    assert found(data_dir, question)[:2] == [told, said]
+    assert found(data_dir, question, unsaid_lived=False)[:2] == [said, told]
+    for plain in ("What did Mia say about the garden?", "What is the garden harvest like?"):  # every word said; nobody
+        assert found(data_dir, plain) == found(data_dir, plain, unsaid_lived=False)
 
 
 def test_a_question_asking_when_of_the_wrong_person_still_finds_the_other_ones_telling(transcript, data_dir):

@@ -51,6 +51,13 @@ class Query:
     when: bool = False  # it asks when (memory.recall.dates.asks_when: "How long ago did Deb go camping?")
 
     @property
+    def unsaid(self) -> bool:
+        """An English question for a fact holding a word the chat never said ("What vehicle did Deb get?" where the
+        chat says "I finally bought a car"): told in other words, read as one about what its person told
+        (memory.recall.rank, ``Weights.unsaid_lived``)."""
+        return self.fact and self.unknown > 0 and not self.hangul
+
+    @property
     def whole(self) -> float:
         """The weight of every word of the query, those the chat never said included: what a turn's
         ``relevance`` is a share of (a turn holding "place" is not all of "the wifi password at her place")."""

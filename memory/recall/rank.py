@@ -240,8 +240,7 @@ def rank(
         return []
     text = cased(conn, chat, text, weights.cased)  # "what did mel paint": Mel, as the chat writes her
     q, stats = parse(conn, chat, text, today, weights, effort)
-    # the model reads the question in lower case ("what hobbies does have?"): `real` held out, evidence @10 +2.9,
-    # several sessions +4.9 (the turns lower-cased too: less; Weights.lower, bench/RESULTS.md fourteenth round)
+    # the model reads the question in lower case ("what hobbies does have?": Weights.lower, fourteenth round)
     asked = _without(text, q.names).lower() if weights.lower else _without(text, q.names)
     closest = meaning(asked) if meaning is not None and weights.meaning > 0 else None
     if closest is None and not q.terms and not q.ranges:
@@ -254,10 +253,11 @@ def rank(
         return []
     pool: dict[int, Turn] = {}
     # a guess about someone, a list of what they did, two people's ("How do Deb and Andy help other people?"), when
-    # someone did something (the other's turns not cut, ``whose``: it may name the wrong one): what they told (told.py)
+    # someone did something or a fact in other words (the other's turns kept, ``whose``): what they told (told.py)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    when = weights.when_lived and bool(q.speakers) and q.when and not (q.many or q.pair or guess)
+    when = weights.when_lived and q.when or weights.unsaid_lived and q.unsaid  # Query.unsaid: "What vehicle did..."
+    when = when and bool(q.speakers) and not (q.many or q.pair or guess)
     lived, whose = q.many or q.pair or guess or when, frozenset[str]() if when else q.speakers
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
     # any other English question naming someone ("Where did Deb run the 5K?"): a message of a few words tells little

@@ -1,0 +1,53 @@
+"""bench.recall_persona_single: one fact asked in other words, in bench.recall_eval's persona generator."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import pytest
+
+from bench import recall_persona, recall_persona_single
+from bench.recall_persona import ENGLISH, TOPICS
+
+
+@pytest.mark.parametrize("seed", [1, 7, 13])
+def test_the_questions_in_other_words_come_last_and_leave_the_rest_as_it_was(seed: int) -> None:
+    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, single_words=[]))
+    conv = recall_persona.generate(seed)
+    assert conv.files == without.files and conv.never == without.never
+    assert conv.questions[: len(without.questions)] == without.questions
+    added = conv.questions[len(without.questions) :]
+    assert len(added) >= 5 and {q.kind for q in added} == {"single"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_each_points_at_the_turn_opening_the_topic_told_by_the_person_it_names(seed: int) -> None:
+    """The evidence is the first line of the topic's first episode (its ``say[0]``, the subject's), said by the
+    person the question names (by full or short name)."""
+    conv = recall_persona.generate(seed)
+    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, single_words=[]))
+    opening = {t.key: t.say[0][1].split("{")[0] for t in TOPICS}
+    people = {full: (short, pronoun) for full, short, pronoun in recall_persona.PEOPLE}
+    added = conv.questions[len(without.questions) :]
+    for q in added:
+        (file, line), *_ = q.evidence
+        said = conv.files[file][line - 1]
+        name = str(said["name"])
+        short, pronoun = people[name]
+        asked = {
+            text.format(S=n, p=pronoun): key for key, text in recall_persona_single.OTHER_WORDS for n in (name, short)
+        }
+        assert q.text in asked  # it names the one who told it
+        assert opening[asked[q.text]] in str(said["content"])  # ... in the turn opening that topic
+    assert len({q.evidence[0] for q in added}) == len(added)
+
+
+def test_about_half_of_the_episodes_are_asked_and_none_without_a_table() -> None:
+    day = datetime(2023, 6, 3)
+    keys = [key for key, _ in recall_persona_single.OTHER_WORDS]
+    told = [(key, "Mel", ("c", i + 1), day, None, day) for i, key in enumerate(keys * 4)]
+    out = recall_persona_single.questions(3, told, lambda s: s, lambda s: "her", recall_persona_single.OTHER_WORDS)
+    assert len(told) / 4 < len(out) < len(told) * 3 / 4
+    assert all(kind == "single" and "Mel" in text for text, kind, _ in out)
+    assert recall_persona_single.questions(3, told, lambda s: s, lambda s: "her", []) == []
