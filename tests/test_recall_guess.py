@@ -315,6 +315,8 @@ def test_questions_asking_when(question: str) -> None:
         "How long did the hike take Mia?",
         "What yearly trip does Mia take?",
         "Which days does Mia spend in the garden?",
+        "What day trips did Mia take?",
+        "What weekend plans does Mia have?",
     ],
 )
 def test_questions_not_asking_when(question: str) -> None:
@@ -328,6 +330,7 @@ def test_questions_not_asking_when(question: str) -> None:
         ("How long ago did Mia move?", "when did Mia move?"),
         ("When did Mia move?", "when did Mia move?"),
         ("What did Mia paint last year?", "What did Mia paint last year?"),
+        ("What day trips did Mia take?", "What day trips did Mia take?"),
     ],
 )
 def test_the_words_asking_for_a_time_are_not_searched_for(question: str, searched: str) -> None:

@@ -96,7 +96,8 @@ class DayRange:
 # questions, tuning `real` @1 / @5 75.2 / 89.6 -> 80.0 / 91.2 (@10 the same), read as "when" questions
 _WHEN = re.compile(
     r"\W*(?:when|how long ago|how many (?:years|months|weeks|days) ago"
-    r"|(?:(?:in|on|at|during) )?(?:what|which) (?:year|month|day|date|week|weekend|time|season))\b",
+    r"|(?:(?:in|on|at|during) )?(?:what|which) (?:year|month|day|date|week|weekend|time|season)"
+    r"(?= (?:did|does|do|was|were|is|are|will|would|has|have|had|can|could)\b))\b",  # not "What day trips..."
     re.IGNORECASE,
 )
 
