@@ -460,7 +460,7 @@ def generate(
                      for t, s, v, si, ag in lives]  # fmt: skip
         whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)  # fmt: skip
         whens += recall_persona_when.forms(seed, [(q.text, q.kind, q.evidence) for q in questions] + whens, tb.when_forms)  # fmt: skip
-        questions += [Question(text, kind, ev) for text, kind, ev in whens + recall_persona_single.questions(seed, told_when, called, lambda s: who[s][1], tb.single_words)]  # fmt: skip
+        questions += [Question(text, kind, ev) for text, kind, ev in whens + recall_persona_single.questions(seed, told_when, called, lambda s: who[s][1], tb.single_words, {a: b, b: a}.__getitem__)]  # fmt: skip
     return Conversation(f"chat{seed}", files, questions, never)
 
 

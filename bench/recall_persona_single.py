@@ -54,13 +54,23 @@ def questions(
     called: Callable[[str], str],
     pronoun: Callable[[str], str],
     table: list[tuple[str, str]],
+    friend: Callable[[str], str] | None = None,
 ) -> list[tuple[str, str, list[Line]]]:
     """(text, "single", [the topic's first line]) for about half of the episodes ``told`` whose topic ``table`` asks
-    about; nothing for an empty ``table``."""
+    about; nothing for an empty ``table``. With ``friend`` (who the other person is), then, for about half of them,
+    the same question asked of the friend ("adversarial", its evidence the turn of the one it is true of), unless the
+    friend lived the topic too."""
     rnd = random.Random(seed * 6151 + 13)
     asked = dict(table)
-    out = []
+    chosen = []
     for key, subject, first, *_ in told:
         if key in asked and first is not None and rnd.random() < 0.5:
-            out.append((asked[key].format(S=called(subject), p=pronoun(subject)), "single", [first]))
+            chosen.append((key, subject, first))
+    out = [(asked[k].format(S=called(s), p=pronoun(s)), "single", [first]) for k, s, first in chosen]
+    if friend is not None:  # last, from a stream of its own: the questions above stay the same
+        wrong = random.Random(seed * 2749 + 3)
+        lived = {(key, subject) for key, subject, first, *_ in told if first is not None}
+        for key, s, first in chosen:
+            if wrong.random() < 0.5 and (key, friend(s)) not in lived:
+                out.append((asked[key].format(S=called(friend(s)), p=pronoun(friend(s))), "adversarial", [first]))
     return out

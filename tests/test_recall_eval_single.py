@@ -18,7 +18,7 @@ def test_the_questions_in_other_words_come_last_and_leave_the_rest_as_it_was(see
     assert conv.files == without.files and conv.never == without.never
     assert conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
-    assert len(added) >= 5 and {q.kind for q in added} == {"single"}
+    assert len(added) >= 5 and {q.kind for q in added} == {"single", "adversarial"}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 7])
@@ -29,7 +29,7 @@ def test_each_points_at_the_turn_opening_the_topic_told_by_the_person_it_names(s
     without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, single_words=[]))
     opening = {t.key: t.say[0][1].split("{")[0] for t in TOPICS}
     people = {full: (short, pronoun) for full, short, pronoun in recall_persona.PEOPLE}
-    added = conv.questions[len(without.questions) :]
+    added = [q for q in conv.questions[len(without.questions) :] if q.kind == "single"]
     for q in added:
         (file, line), *_ = q.evidence
         said = conv.files[file][line - 1]
@@ -51,3 +51,22 @@ def test_about_half_of_the_episodes_are_asked_and_none_without_a_table() -> None
     assert len(told) / 4 < len(out) < len(told) * 3 / 4
     assert all(kind == "single" and "Mel" in text for text, kind, _ in out)
     assert recall_persona_single.questions(3, told, lambda s: s, lambda s: "her", []) == []
+
+
+def test_a_question_is_asked_of_the_wrong_person_only_when_they_did_not_live_the_topic_too() -> None:
+    day = datetime(2023, 6, 3)
+    keys = [key for key, _ in recall_persona_single.OTHER_WORDS]
+    told = [(key, "Mel", ("c", i + 1), day, None, day) for i, key in enumerate(keys)]
+    told += [("car", "Jon", ("c", 90), day, None, day)]  # Jon bought a car too
+    friend = {"Mel": "Jon", "Jon": "Mel"}.__getitem__
+    table = recall_persona_single.OTHER_WORDS
+    plain = recall_persona_single.questions(5, told, lambda s: s, lambda s: "her", table)
+    both = recall_persona_single.questions(5, told, lambda s: s, lambda s: "her", table, friend)
+    assert both[: len(plain)] == plain and {k for _, k, _ in plain} == {"single"}
+    wrong = both[len(plain) :]
+    assert wrong and {k for _, k, _ in wrong} == {"adversarial"}
+    asked_of_mel = {text.replace("Mel", "Jon"): ev for text, _, ev in plain}
+    assert all(asked_of_mel[text] == ev for text, _, ev in wrong)  # the same question, the evidence Mel's turn
+    assert "What vehicle did Jon get?" not in [text for text, _, _ in wrong]
+    alone = recall_persona_single.questions(5, told[:-1], lambda s: s, lambda s: "her", table, friend)
+    assert "What vehicle did Jon get?" in [text for text, kind, _ in alone if kind == "adversarial"]  # had he not
