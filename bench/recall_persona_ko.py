@@ -298,9 +298,33 @@ WHEN_MONTHS = {
     "guitar": "{S}는 {m}월 언제 기타 얘기를 했어?",
 }
 
+# one fact in other words than it was told in (bench.recall_persona_single; the evidence the topic's first line)
+SINGLE_WORDS = [
+    ("pottery", "{S}는 새로 무슨 공예를 배우기 시작했어?"),
+    ("painting", "{S}는 요즘 캔버스에 뭘 완성했어?"),
+    ("camping", "{S}는 아이들이랑 어디서 밤을 보냈어?"),
+    ("hiking", "{S}는 어느 등산로를 걸었어?"),
+    ("swimming", "{S}는 일하러 가기 전에 무슨 운동을 해?"),
+    ("running", "{S}는 좋은 일을 위해 어떤 대회에 나갔어?"),
+    ("yoga", "{S}는 마음을 가라앉히려고 일주일에 몇 번씩 뭘 해?"),
+    ("puppy", "{S}네 집에 새로 온 동물은 뭐야?"),
+    ("cat", "{S}네 새 반려동물은 뭐야?"),
+    ("guitar", "{S}는 음악을 배우려고 뭘 장만했어?"),
+    ("violin", "{S}는 십 년 만에 어떤 악기를 다시 잡았어?"),
+    ("school", "{S}는 대학에서 무슨 전공을 하려고 해?"),
+    ("shelter", "{S}는 어디서 무보수로 시간을 내?"),
+    ("trip", "{S}는 최근에 어느 나라에서 돌아왔어?"),
+    ("moving", "{S}는 지금 어느 도시에 살아?"),
+    ("car", "{S}는 무슨 자동차를 장만했어?"),
+    ("concert", "{S}는 어떤 가수 공연을 봤어?"),
+    ("museum", "{S}는 아이들을 데리고 어디로 나들이 갔어?"),
+    ("ankle", "{S}는 발이 어떻게 된 거야?"),
+]
+
 KOREAN = Tables(
     PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, THREADS, GUESSES,
     weekdays=("금요일", "토요일", "일요일", "화요일"), mentions=False, when_words=WHEN_WORDS, when_months=WHEN_MONTHS,
+    single_words=SINGLE_WORDS,
 )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -19,9 +19,9 @@ from memory.recall import RecallIndex, told
 from memory.recall.dates import asks_when, plain_when
 from memory.recall.meaning import Dense
 from memory.recall.query import Query, asks_for_guess
-from memory.recall.rank import Turn
+from memory.recall.rank import Turn, _states_fact
 from memory.recall.store import ChatRow
-from memory.recall.tuning import Weights
+from memory.recall.tuning import THOROUGH, Weights
 from memory.transcript import Transcript
 from tests.test_recall_spread import CHAT, line, sessions
 
@@ -360,6 +360,24 @@ def test_a_question_is_in_other_words_when_it_asks_for_a_fact_in_english_with_a_
     assert not query(fact=True, unknown=0.0).unsaid  # every word said
     assert not query(fact=False, unknown=6.0).unsaid  # a guess, a list, a yes/no question: their own rules
     assert not query(fact=True, unknown=6.0, hangul=True).unsaid  # Korean bigrams: many are never said
+
+
+def test_a_korean_question_for_a_fact_is_held_to_less_of_its_words():
+    """``Weights.fact_ko`` (twentieth round): a Korean question's bigrams hold terms the chat never said (a particle,
+    an ending), so with meaning its best turn needs 0.8 of ``Weights.fact``'s share of it; an English one all of it."""
+    turn = Turn(id=1, file=0, line=1, offset=0, ts=None, day=None, at=None, role="user", name="Mia", speaker="mia",
+                session=1, dead=0, terms="hand muddy again studio", content=MUDDY)  # fmt: skip
+    turn.own = 1.0  # a quarter of the question below
+    searched = cast(Dense, object())  # with meaning (only whether there is one is read here)
+
+    def states(hangul: bool, dense: Dense | None = searched, **weights: Any) -> bool:
+        question = Query.make({}, {}, [], frozenset(), 0, unknown=4.0, fact=True, hangul=hangul)
+        return _states_fact([turn], question, Weights(**weights), THOROUGH, lambda t: True, dense)
+
+    assert states(True)  # 0.25 of it >= 0.8 * 0.3
+    assert not states(True, fact_ko=1.0)
+    assert not states(False)  # English: 0.25 < 0.3
+    assert states(True, dense=None, fact_ko=1.0)  # by words only: FACT_KO_WORDS
 
 
 def test_a_question_for_a_fact_in_other_words_puts_what_they_told_first(transcript, data_dir):

@@ -373,7 +373,7 @@ def _states_fact(
     said = [t for t in turns if eligible(t)]
     if any(confident(0.0, 0.0, t.closeness, False) for t in said):
         return True  # a clear paraphrase in other words ("When is my trip to Japan?" for the flight to Tokyo)
-    floor = w.fact if dense is not None or not q.hangul else w.fact * FACT_KO_WORDS
+    floor = w.fact * (1.0 if not q.hangul else w.fact_ko if dense is not None else FACT_KO_WORDS)
     return states_fact(max((t.own for t in said), default=0.0), q.whole, floor)
 
 
