@@ -21,31 +21,31 @@
    of two equal matches the later (a fact that changed) comes first; by ``1 + tense * r`` when the query asks about
    now ("now", "currently", "요즘"), by ``1 + tense * (1 - r)`` when about before ("before", "used to", "전에"); by
    ``1 + place`` when the query asks where and the turn names a place (memory.recall.answer: "Kyoto").
-   A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?": query.asks_for_guess), a list
-   ("What hobbies does Deb have?": spread.asks_for_many) or when someone did something (``when_lived``) multiplies by
-   ``1 + disclose`` a turn telling of its speaker ("I", "my"; not a question): the answer rests on what they told of
-   their life; and by ``min(1, terms / brief)`` a turn of fewer than ``brief`` index terms ("lol"): a few words tell
-   little of anyone's life; and, when it names whose life it asks about (not when), by ``others`` a turn said by
-   anyone else (the friend's own hobbies). The relevance floor counts them (``Weights.disclose_floor``). With recall
-   by meaning the turns closest to the query in meaning are candidates too, and a turn's ``own`` gains ``meaning *
-   (the query's full weight) * (its similarity above the floor, scaled to 0..1)``, the similarity taken around the
-   chat's mean vector: a turn that says it in other words scores like one holding the query's words;
-   ``meaning_lived`` instead of ``meaning`` for a list, a guess, two people or when someone did something.
+   A question asking for a guess about someone ("Would Deb enjoy a cabin weekend?": query.asks_for_guess), a list ("What
+   hobbies does Deb have?": spread.asks_for_many), when someone did something (``when_lived``) or a fact about them in
+   other words (``unsaid_lived``) multiplies by ``1 + disclose`` a turn telling of its speaker ("I", "my"; not a
+   question): the answer rests on what they told of their life; and by ``min(1, terms / brief)`` a turn of fewer than
+   ``brief`` index terms ("lol"): a few words tell little of anyone's life; and, when it names whose life it asks about
+   (not the last two), by ``others`` a turn said by anyone else (the friend's own hobbies). The relevance floor counts
+   them (``Weights.disclose_floor``). With recall by meaning the turns closest to the query in meaning are candidates
+   too, and a turn's ``own`` gains ``meaning * (the query's full weight) * (its similarity above the floor, scaled to
+   0..1)``, the similarity taken around the chat's mean vector: a turn that says it in other words scores like one
+   holding the query's words; ``meaning_lived`` instead of ``meaning`` for a list, a guess, two people, when someone did
+   something or a fact in other words.
 4. A turn with the same words as a better one by the same person (small talk repeats itself; case and punctuation
    aside), or saying it again with more around it (``repeat_within`` words or more of it, an aside added: "I keep
    saying I'll start exercising more. Side note, ..."), keeps ``duplicate`` of its score for each (the echoes'
    bonus of step 5 included), so the places go to different turns.
-5. A question asking for a list ("What hobbies does Deb have?") gets the places after the ``keep`` best filled
-   with the turns of other sessions that echo the best ones (memory.recall.spread).
+5. A list ("What hobbies does Deb have?"): after the ``keep`` best, turns of other sessions echoing them (spread.py).
 
-With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned (memory.recall.tuning:
-the share of the query's term weight a turn itself contains).
+With ``Effort.relevant_only`` (the automatic recall) only ``relevant`` turns are returned (memory.recall.tuning: the
+share of the query's term weight a turn itself contains).
 
 The relevance floor (memory.recall.tuning): only turns related to the query come back, and a question finds nothing
 unless one is clearly about it or scores high; a question asking for a fact (memory.recall.query.asks_for_fact)
-also needs a turn whose own score reaches ``Weights.fact`` of the whole question (``_states_fact``). A guess about
-someone the question names returns its related turns even when none is clearly about it
-(``Weights.guess_related``): a guess is never said outright.
+also needs a turn whose own score reaches ``Weights.fact`` of the whole question (``_states_fact``; a Korean one
+``fact_ko`` of that). A guess about someone the question names returns its related turns even when none is clearly
+about it (``Weights.guess_related``): a guess is never said outright.
 
 Every statistic is the chat's own (its turns, their average length, document frequencies in its range of rowids),
 so one chat's words never change another's ranking.
