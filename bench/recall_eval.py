@@ -34,8 +34,9 @@ bring along (``Hit.context``, also in the block); the share of questions it answ
 and the median time of a call of each.
 ``--typed`` asks every question as typed in a hurry: in lower case, without its question mark.
 ``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
-lexicon does not relate to their evidence), bench.recall_persona_spread and bench.recall_persona_when
-(the "when" questions in other words, or naming the month), as before they were added.
+lexicon does not relate to their evidence), bench.recall_persona_spread, bench.recall_persona_when
+(the "when" questions in other words, naming the month, or in other forms) and bench.recall_persona_single (one fact
+in other words), as before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
 English, dated years before) in an archived transcript of every conversation, so that the
 questions are asked of a long history where their words are common (``plain BM25`` does not see

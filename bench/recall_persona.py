@@ -18,10 +18,10 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
 - ``open``: needs a guess from the evidence ("Would X enjoy a ceramics exhibition?");
 - ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
   the one it is true of);
-- and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does
-  not relate to their evidence (bench.recall_persona_hard), episodes mentioned again in passing in later
-  sessions, questions about both people and inferences from several episodes (bench.recall_persona_spread),
-  and ``temporal`` ones in other words or by month, some asked of the wrong person too (bench.recall_persona_when).
+- and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does not relate to their
+  evidence (bench.recall_persona_hard), episodes mentioned again in passing in later sessions, questions about both
+  people and inferences from several episodes (bench.recall_persona_spread), ``temporal`` ones in other words, by month
+  or in other forms (recall_persona_when), ``single`` ones in other words (recall_persona_single), some of the wrong one.
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
