@@ -9,12 +9,14 @@ import pytest
 
 from bench import recall_persona, recall_persona_single
 from bench.recall_persona import ENGLISH, TOPICS
+from bench.recall_persona_ko import KOREAN
+from bench.recall_tables import Tables
 
 
-@pytest.mark.parametrize("seed", [1, 7, 13])
-def test_the_questions_in_other_words_come_last_and_leave_the_rest_as_it_was(seed: int) -> None:
-    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, single_words=[]))
-    conv = recall_persona.generate(seed)
+@pytest.mark.parametrize(("seed", "tables"), [(1, ENGLISH), (7, ENGLISH), (13, ENGLISH), (7, KOREAN)])
+def test_the_questions_in_other_words_come_last_and_leave_the_rest_as_it_was(seed: int, tables: Tables) -> None:
+    without = recall_persona.generate(seed, tables=dataclasses.replace(tables, single_words=[]))
+    conv = recall_persona.generate(seed, tables=tables)
     assert conv.files == without.files and conv.never == without.never
     assert conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
