@@ -366,6 +366,8 @@ STEPS: dict[
     "quotes unlinked": {"quoted": 0.0},  # a reply's quote not the question it answers (--style replies; 15th)
     "places as any": {"place": 0.0},  # a question asking where: a turn naming a place not preferred (18th round)
     "when as any": {"when_lived": False},  # a question asking when someone did something: not what they told (19th)
+    "unsaid as any": {"unsaid_lived": False},  # a fact in other words: not what its person told (20th round)
+    "Korean fact in full": {"fact_ko": 1.0},  # a Korean question for a fact held to all of the rule's share (20th)
 }
 
 
