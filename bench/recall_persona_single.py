@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from bench.recall_persona_when import Line, Told
+from bench.recall_persona_when import Line, Told, of_the_friend
 
 # (topic key, question): the evidence is the first line of the topic's ``say`` (the subject's)
 OTHER_WORDS = [
@@ -69,8 +69,7 @@ def questions(
     out = [(asked[k].format(S=called(s), p=pronoun(s)), "single", [first]) for k, s, first in chosen]
     if friend is not None:  # last, from a stream of its own: the questions above stay the same
         wrong = random.Random(seed * 2749 + 3)
-        lived = {(key, subject) for key, subject, first, *_ in told if first is not None}
-        for key, s, first in chosen:
-            if wrong.random() < 0.5 and (key, friend(s)) not in lived:
-                out.append((asked[key].format(S=called(friend(s)), p=pronoun(friend(s))), "adversarial", [first]))
+        for i, other in of_the_friend(wrong, told, [(key, s) for key, s, _ in chosen], friend):
+            key, _, first = chosen[i]
+            out.append((asked[key].format(S=called(other), p=pronoun(other)), "adversarial", [first]))
     return out

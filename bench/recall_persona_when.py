@@ -100,11 +100,19 @@ def questions(
     out = [(q.format(S=called(s), p=pronoun(s), **v), "temporal", [line]) for _, q, v, s, line in asked]
     if friend is not None:  # last, from a stream of its own: the questions above stay the same
         wrong = random.Random(seed * 2741 + 5)
-        lived = {(key, subject) for key, subject, first, *_ in told if first is not None}
-        for key, q, v, s, line in asked:
-            if wrong.random() < 0.5 and (key, friend(s)) not in lived:  # not what the friend did too
-                out.append((q.format(S=called(friend(s)), p=pronoun(friend(s)), **v), "adversarial", [line]))
+        for i, other in of_the_friend(wrong, told, [(key, s) for key, _, _, s, _ in asked], friend):
+            _, q, v, _, line = asked[i]
+            out.append((q.format(S=called(other), p=pronoun(other), **v), "adversarial", [line]))
     return out
+
+
+def of_the_friend(
+    rnd: random.Random, told: list[Told], asked: list[tuple[str, str]], friend: Callable[[str], str]
+) -> list[tuple[int, str]]:
+    """Which of ``asked`` ((topic key, subject) of each question) to ask of the friend too, and the friend: about half,
+    drawn from ``rnd``, but not one the friend lived too (``told``): a public benchmark asks about the wrong person."""
+    lived = {(key, subject) for key, subject, first, *_ in told if first is not None}
+    return [(i, friend(s)) for i, (key, s) in enumerate(asked) if rnd.random() < 0.5 and (key, friend(s)) not in lived]
 
 
 def forms(
