@@ -256,9 +256,9 @@ def rank(
     # someone did something or a fact in other words (the other's turns kept, ``whose``): what they told (told.py)
     guess = asks_for_guess(text)
     named_guess = guess and bool(q.speakers)  # a guess about someone the question names
-    when = weights.when_lived and q.when or weights.unsaid_lived and q.unsaid  # Query.unsaid: "What vehicle did..."
-    when = when and bool(q.speakers) and not (q.many or q.pair or guess)
-    lived, whose = q.many or q.pair or guess or when, frozenset[str]() if when else q.speakers
+    theirs = weights.when_lived and q.when or weights.unsaid_lived and q.unsaid  # "When did..."; "What vehicle did..."
+    theirs = theirs and bool(q.speakers) and not (q.many or q.pair or guess)
+    lived, whose = q.many or q.pair or guess or theirs, frozenset[str]() if theirs else q.speakers
     of_them = (weights.disclose > 0 or weights.brief > 0 or weights.others < 1) and not q.hangul and lived
     # any other English question naming someone ("Where did Deb run the 5K?"): a message of a few words tells little
     short = weights.brief_named > 0 and not of_them and bool(q.speakers) and not q.hangul
