@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--easy",
         action="store_true",
-        help="persona: without the harder questions (bench.recall_persona_hard, _spread, _when)",
+        help="persona: without the harder questions (bench.recall_persona_hard, _spread, _when, _single)",
     )
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")
