@@ -35,8 +35,9 @@ and the median time of a call of each.
 ``--typed`` asks every question as typed in a hurry: in lower case, without its question mark.
 ``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
 lexicon does not relate to their evidence), bench.recall_persona_spread, bench.recall_persona_when
-(the "when" questions in other words, naming the month, or in other forms) and bench.recall_persona_single (one fact
-in other words), as before they were added.
+(the "when" questions in other words, naming the month, in other forms, or asking how long),
+bench.recall_persona_single (one fact in other words) and bench.recall_persona_lists (lists in other forms), as
+before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
 English, dated years before) in an archived transcript of every conversation, so that the
 questions are asked of a long history where their words are common (``plain BM25`` does not see
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--easy",
         action="store_true",
-        help="persona: without the harder questions (bench.recall_persona_hard, _spread, _when, _single)",
+        help="persona: without the harder questions (bench.recall_persona_hard, _spread, _when, _single, _lists)",
     )
     parser.add_argument("--pad", type=int, default=0, help="older messages in an archive of every conversation")
     parser.add_argument("--meaning", choices=("on", "off"), default="on", help="recall by meaning (default on)")

@@ -16,12 +16,12 @@ Questions (kinds as in such benchmarks), each with the transcript lines of its e
 - ``multi``: evidence in several sessions ("What hobbies does X have?", "What has X made in
   pottery class?", "How many times did X go camping?");
 - ``open``: needs a guess from the evidence ("Would X enjoy a ceramics exhibition?");
-- ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of
-  the one it is true of);
+- ``adversarial``: a ``single`` question about the wrong person (the evidence is the turn of the one it is true of);
 - and, unless ``hard=False``, harder ``multi`` and ``open`` questions in words the lexicon does not relate to their
   evidence (bench.recall_persona_hard), episodes mentioned again in passing in later sessions, questions about both
   people and inferences from several episodes (bench.recall_persona_spread), ``temporal`` ones in other words, by month
-  or in other forms (recall_persona_when), ``single`` ones in other words (recall_persona_single), some of the wrong one.
+  or in other forms (recall_persona_when), ``single`` ones in other words (recall_persona_single), some of the wrong one,
+  and ``multi`` ones in other forms (recall_persona_lists).
 
 A question names a person by the full name or, half of the time, by the short one the friend uses
 ("Mel" for Melanie), as people do: the turns carry the full name (``name``, ``"Name: "``).
@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import bench.recall_persona_lists as lists
 from bench import recall_persona_hard, recall_persona_single, recall_persona_spread, recall_persona_when
 from bench.recall_tables import Tables, Topic
 
@@ -460,17 +461,16 @@ def generate(
                      for t, s, v, si, ag in lives]  # fmt: skip
         whens = recall_persona_when.questions(seed, told_when, called, lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)  # fmt: skip
         whens += recall_persona_when.forms(seed, [(q.text, q.kind, q.evidence) for q in questions] + whens, tb.when_forms)  # fmt: skip
-        questions += [Question(text, kind, ev) for text, kind, ev in whens + recall_persona_single.questions(seed, told_when, called, lambda s: who[s][1], tb.single_words, {a: b, b: a}.__getitem__)]  # fmt: skip
+        questions += [Question(text, kind, ev) for text, kind, ev in whens + recall_persona_single.questions(seed, told_when, called, lambda s: who[s][1], tb.single_words, {a: b, b: a}.__getitem__) + lists.forms(seed, [(q.text, q.kind, q.evidence) for q in questions], tb.list_forms) + recall_persona_when.how_long(seed, told_when, lambda s: who[s][0], lambda s: who[s][1], {a: b, b: a}.__getitem__, tb)]  # fmt: skip
     return Conversation(f"chat{seed}", files, questions, never)
 
 
 def _never(
     seed: int, people: tuple[str, str], told: set[str], called: Callable[[str], str], tb: Tables
 ) -> list[tuple[str, str]]:
-    """Questions whose answer was never in the chat: the questions of the topics neither person lives
-    through (``absent``: their words may still be said in passing, "I tried painting once") and
-    questions on what no conversation touches (``off-topic``); an own random stream, so the
-    conversation and its questions stay the same."""
+    """Questions whose answer was never in the chat: the questions of the topics neither person lives through
+    (``absent``: their words may still be said in passing, "I tried painting once") and questions on what no
+    conversation touches (``off-topic``); an own random stream, so the conversation and its questions stay the same."""
     rnd = random.Random(seed * 15485863 + 11)
     out: list[tuple[str, str]] = []
     for topic in tb.topics:
@@ -486,7 +486,7 @@ def _never(
     return out
 
 
-ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME, when_forms=recall_persona_when.FORMS, single_words=recall_persona_single.OTHER_WORDS)  # fmt: skip
+ENGLISH = Tables(PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, recall_persona_hard.THREADS, recall_persona_hard.GUESSES, when_words=recall_persona_when.OTHER_WORDS, when_months=recall_persona_when.WHICH_TIME, when_long=recall_persona_when.HOW_LONG, when_forms=recall_persona_when.FORMS, single_words=recall_persona_single.OTHER_WORDS, list_forms=lists.LIST_FORMS)  # fmt: skip
 
 
 def write(conv: Conversation, data_dir: Path) -> None:

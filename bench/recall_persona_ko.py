@@ -19,6 +19,7 @@ Korean groups do not relate to their evidence (THREADS, GUESSES, as bench.recall
 
 from __future__ import annotations
 
+from bench import recall_persona_when
 from bench.recall_persona import Conversation, generate
 from bench.recall_tables import Tables, Topic
 
@@ -324,7 +325,7 @@ SINGLE_WORDS = [
 KOREAN = Tables(
     PEOPLE, TOPICS, SMALL, ECHO, MULTI_CATS, OFF_TOPIC, THREADS, GUESSES,
     weekdays=("금요일", "토요일", "일요일", "화요일"), mentions=False, when_words=WHEN_WORDS, when_months=WHEN_MONTHS,
-    single_words=SINGLE_WORDS,
+    single_words=SINGLE_WORDS, when_forms=recall_persona_when.FORMS_KO,
 )  # fmt: skip
 
 

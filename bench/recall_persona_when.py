@@ -12,10 +12,14 @@ the real sets find 80-83% (issue 32). Real "when" questions are harder in two wa
   questions of bench.recall_persona_hard: relate no more of their words in the lexicon, or it measures itself.
 - ``WHICH_TIME``: a topic told twice ("again": the second camping trip), asked about one of the two by
   the month it happened in ("When did X go camping in June?"); only when the two are in different months.
+- ``HOW_LONG`` (``how_long``): about half of the episodes asked "How long has X been doing yoga?" (or "For how
+  long", "Since when"; English only: ``Tables.when_long``), the evidence the turn telling its start; some of the
+  wrong person.
 
 - ``FORMS`` (``forms``): about a third of the "When did ..." questions (these and recall_persona's) asked again
-  as "How long ago did ...", "In which month did ...", "What year did ..." or "On what day did ..." (English only:
-  ``Tables.when_forms``), of the same kind and evidence.
+  as "How long ago did ...", "In which month did ...", "What year did ..." or "On what day did ..."
+  (``Tables.when_forms``), of the same kind and evidence; in Korean "언제" said as "몇 월에", "며칠에", "얼마 전에",
+  "언제쯤" or "몇 년도에" (FORMS_KO).
 
 The first two are ``temporal``; the evidence is the turn telling the event (the language's ``Tables.when_words`` and
 ``when_months``: these in English, bench.recall_persona_ko's in Korean). Then about half of them are asked of the
@@ -65,8 +69,28 @@ WHICH_TIME = {
     "trip": "When did {S} talk about a trip in {month}?",
 }
 
+# how long someone has had or done something (``how_long``): the evidence is the turn telling its start
+HOW_LONG = [
+    ("pottery", "How long has {S} been taking pottery classes?"),
+    ("painting", "How long has {S} been painting again?"),
+    ("swimming", "How long has {S} been swimming laps in the morning?"),
+    ("yoga", "How long has {S} been doing yoga?"),
+    ("guitar", "How long has {S} had {p} guitar?"),
+    ("violin", "For how long has {S} been practising the violin again?"),
+    ("dog", "How long has {S} had the puppy?"),
+    ("cat", "How long has {S}'s family had the kitten?"),
+    ("job", "How long has {S} been in {p} new job?"),
+    ("study", "How long has {S} been back at school?"),
+    ("shelter", "How long has {S} been volunteering?"),
+    ("move", "Since when has {S} lived in {p} new place?"),
+    ("car", "How long has {S} had a car?"),
+    ("support_group", "How long has {S} been going to the support group?"),
+    ("gardening", "How long has {S} been growing tomatoes?"),
+]
+
 # other ways to ask when (``forms``), each followed by the rest of a "When did " question
 FORMS = ("How long ago did ", "In which month did ", "What year did ", "On what day did ")
+FORMS_KO = ("몇 월에", "며칠에", "얼마 전에", "언제쯤", "몇 년도에")  # ... and in Korean, each said for "언제"
 _MONTHS = tuple(f" in {datetime(2000, m, 1):%B}?" for m in range(1, 13))
 
 # (topic key, subject, the first episode's line 0, its day, the second episode's line 0 (None: not told), its day)
@@ -106,6 +130,31 @@ def questions(
     return out
 
 
+def how_long(
+    seed: int,
+    told: list[Told],
+    short: Callable[[str], str],
+    pronoun: Callable[[str], str],
+    friend: Callable[[str], str],
+    tables: Tables,
+) -> list[tuple[str, str, list[Line]]]:
+    """(text, "temporal", evidence) of "How long has Deb been doing yoga?" for about half of the episodes of the topics
+    of ``tables.when_long`` (the evidence the turn telling its start), then, for about half of them, the same question
+    asked of the friend (``adversarial``) unless they lived it too. A person is named in full or by the ``short`` name,
+    half of the time each. Streams of its own: the other questions stay the same."""
+    rnd = random.Random(seed * 7919 + 3)
+    long = dict(tables.when_long)
+    since = [(key, s, first) for key, s, first, *_ in told if key in long and first and rnd.random() < 0.5]
+    wrong = random.Random(seed * 7933 + 1)
+    asked = [(key, s, first, "temporal") for key, s, first in since]
+    asked += [(since[i][0], other, since[i][2], "adversarial") for i, other in of_the_friend(wrong, told, [(key, s) for key, s, _ in since], friend)]  # fmt: skip
+    named = random.Random(seed * 7937 + 9)
+    return [
+        (long[key].format(S=s if named.random() < 0.5 else short(s), p=pronoun(s)), kind, [first])
+        for key, s, first, kind in asked
+    ]
+
+
 def of_the_friend(
     rnd: random.Random, told: list[Told], asked: list[tuple[str, str]], friend: Callable[[str], str]
 ) -> list[tuple[int, str]]:
@@ -120,12 +169,16 @@ def forms(
 ) -> list[tuple[str, str, list[Line]]]:
     """About a third of the "When did ..." questions in ``asked`` (not those naming a month) asked again in another
     of ``ways`` ("How long ago did Deb go camping?", "In which month did ..."), of the same kind and evidence: real
-    sets ask for a time in these forms too. An own random stream; nothing without ``ways``."""
+    sets ask for a time in these forms too. Korean: "언제" said another way ("민지는 몇 월에 캠핑 갔어?", FORMS_KO). An
+    own random stream; nothing without ``ways``."""
     rnd = random.Random(seed * 4409 + 7)
     out = []
     for text, kind, evidence in asked:
-        if not ways or kind not in ("temporal", "adversarial") or not text.startswith("When did "):
+        korean = " 언제 " in text
+        if not ways or kind not in ("temporal", "adversarial") or not (text.startswith("When did ") or korean):
             continue
-        if rnd.random() < 1 / 3 and not text.endswith(_MONTHS):
-            out.append((rnd.choice(ways) + text.removeprefix("When did "), kind, evidence))
+        if rnd.random() < 1 / 3 and not text.endswith(_MONTHS) and "월 언제" not in text:
+            way = rnd.choice(ways)
+            said = text.replace(" 언제 ", f" {way} ", 1) if korean else way + text.removeprefix("When did ")
+            out.append((said, kind, evidence))
     return out

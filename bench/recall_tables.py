@@ -42,7 +42,9 @@ class Tables:
     # the harder "when" questions (bench.recall_persona_when): (topic key, question) in other words, and by month
     when_words: list[tuple[str, str]] = field(default_factory=list)
     when_months: dict[str, str] = field(default_factory=dict)
+    when_long: list[tuple[str, str]] = field(default_factory=list)  # ... and how long ("How long has {S} had...")
     when_forms: tuple[str, ...] = ()  # ... and other ways to ask when ("How long ago did "), for "When did " questions
     single_words: list[tuple[str, str]] = field(default_factory=list)  # one fact in other words (recall_persona_single)
+    list_forms: tuple[str, ...] = ()  # other ways to ask for a list ("What kinds of ": recall_persona_lists)
     greetings: int = 4  # small[:greetings] open a session
     closings: tuple[int, int] = (16, 20)  # small[slice] closes one

@@ -22,8 +22,10 @@ def test_the_when_questions_leave_the_conversation_and_the_other_questions_as_th
     assert conv.files == without.files and conv.never == without.never
     assert conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
-    kinds = {q.kind for q in added}  # and one fact in other words (tests/test_recall_eval_single.py)
-    assert len(added) >= 5 and {"temporal", "adversarial"} <= kinds <= {"temporal", "adversarial", "single"}
+    kinds = {
+        q.kind for q in added
+    }  # and one fact in other words, lists in other forms (test_recall_eval_single, _lists)
+    assert len(added) >= 5 and {"temporal", "adversarial"} <= kinds <= {"temporal", "adversarial", "single", "multi"}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 7])
@@ -76,8 +78,9 @@ def test_a_when_question_is_asked_of_the_wrong_person_only_when_they_did_not_do_
 def test_when_questions_asked_in_other_forms_copy_an_earlier_when_question(seed: int) -> None:
     """``Tables.when_forms``: some "When did ..." questions asked again as "How long ago did ...", "In which month
     did ..."; the same kind and evidence, added last; none naming a month (that would ask it twice)."""
-    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, when_forms=(), single_words=[]))
-    conv = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, single_words=[]))
+    others = {"single_words": [], "list_forms": (), "when_long": []}  # the rest of what comes after
+    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, when_forms=(), **others))
+    conv = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, **others))
     assert conv.files == without.files and conv.questions[: len(without.questions)] == without.questions
     added = conv.questions[len(without.questions) :]
     asked = {(q.text.removeprefix("When did "), q.kind): q.evidence for q in without.questions}
@@ -87,3 +90,49 @@ def test_when_questions_asked_in_other_forms_copy_an_earlier_when_question(seed:
         assert asked[(q.text.removeprefix(form), q.kind)] == q.evidence
         assert not q.text.endswith(tuple(f" in {datetime(2000, m, 1):%B}?" for m in range(1, 13)))
     assert len(added) < len([q for q in without.questions if q.text.startswith("When did ")]) / 2  # only some
+
+
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_how_long_questions_point_at_the_turn_telling_the_start(seed: int) -> None:
+    """ "How long has Deb been doing yoga?": the evidence is the first line of the topic's first episode, said by the
+    person the question names; asked of the friend (``adversarial``), the same evidence, said by the other person."""
+    conv = recall_persona.generate(seed)
+    without = recall_persona.generate(seed, tables=dataclasses.replace(ENGLISH, when_long=[]))
+    assert [q for q in conv.questions if q in without.questions] == without.questions
+    added = [q for q in conv.questions if q not in without.questions]
+    assert added == conv.questions[-len(added) :] and {q.kind for q in added} == {"temporal", "adversarial"}
+    opening = {t.key: t.say[0][1].split("{")[0] for t in recall_persona.TOPICS}
+    people = {full: (short, pronoun) for full, short, pronoun in recall_persona.PEOPLE}
+    for q in added:
+        (file, line), *_ = q.evidence
+        said = conv.files[file][line - 1]
+        asked = {
+            text.format(S=n, p=people[full][1]): (key, full)
+            for key, text in recall_persona_when.HOW_LONG
+            for full in people
+            for n in (full, people[full][0])
+        }
+        key, named = asked[q.text]
+        assert opening[key] in str(said["content"])  # the turn telling the start
+        assert (named == said["name"]) is (q.kind == "temporal")
+    assert recall_persona_when.how_long(seed, [], str, str, str, ENGLISH) == []
+
+
+def test_korean_when_questions_asked_in_other_forms_say_the_when_another_way() -> None:
+    """``FORMS_KO``: "민지는 언제 캠핑 갔어?" asked again as "민지는 몇 월에 캠핑 갔어?"; the same kind and
+    evidence, none from a question naming a month ("10월 언제")."""
+    asked = [
+        ("민지는 언제 캠핑 갔어?", "temporal", [("c", 1)]),
+        ("하나는 언제 이사했어?", "adversarial", [("c", 2)]),
+        ("민지는 10월 언제 캠핑 갔어?", "temporal", [("c", 3)]),
+        ("민지는 어디서 캠핑했어?", "single", [("c", 4)]),
+    ]
+    out = recall_persona_when.forms(3, asked * 30, recall_persona_when.FORMS_KO)
+    said = {way: text for text, _, _ in out for way in recall_persona_when.FORMS_KO if way in text}
+    assert set(said) == set(recall_persona_when.FORMS_KO) and "언제 " not in "".join(said.values())
+    by_text = {text.replace(f" {way} ", " 언제 "): (kind, ev) for text, kind, ev in out for way in said if way in text}
+    assert by_text == {
+        "민지는 언제 캠핑 갔어?": ("temporal", [("c", 1)]),
+        "하나는 언제 이사했어?": ("adversarial", [("c", 2)]),
+    }
+    assert 60 / 4 < len(out) < 60 / 2  # about a third

@@ -300,6 +300,9 @@ def test_any_other_question_weighs_the_meaning_as_before(transcript, data_dir, m
         "In which month did Mia adopt a puppy?",
         "What year did Mia start painting?",
         "on what day was mia at the market",
+        "How long has Mia been gardening?",  # since when (twenty-first round)
+        "For how long have Mia and Leo been friends?",
+        "Since when does Mia garden?",
     ],
 )
 def test_questions_asking_when(question: str) -> None:
@@ -310,9 +313,9 @@ def test_questions_asking_when(question: str) -> None:
     "question",
     [
         "Whenever Mia gardens, what does she grow?",
-        "Since when does Mia garden?",
         "What did Mia do last year?",
-        "How long did the hike take Mia?",
+        "How long did the hike take Mia?",  # how long it lasted
+        "How long was Mia's trip?",
         "What yearly trip does Mia take?",
         "Which days does Mia spend in the garden?",
         "What day trips did Mia take?",
@@ -329,6 +332,9 @@ def test_questions_not_asking_when(question: str) -> None:
         ("What year did Mia start painting?", "when did Mia start painting?"),
         ("How long ago did Mia move?", "when did Mia move?"),
         ("When did Mia move?", "when did Mia move?"),
+        ("How long has Mia been gardening?", "when has Mia been gardening?"),
+        ("Since when has Mia lived in Denver?", "when has Mia lived in Denver?"),
+        ("민지는 몇 월에 캠핑 갔어?", "민지는 몇 월에 캠핑 갔어?"),  # Korean: as it is (twenty-first round)
         ("What did Mia paint last year?", "What did Mia paint last year?"),
         ("What day trips did Mia take?", "What day trips did Mia take?"),
     ],
@@ -337,18 +343,26 @@ def test_the_words_asking_for_a_time_are_not_searched_for(question: str, searche
     assert plain_when(question) == searched
 
 
-@pytest.mark.parametrize("ask", ["When was", "How long ago was"])
-def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(transcript, data_dir, ask: str):
+@pytest.mark.parametrize(
+    ("question", "nobody"),
+    [
+        ("When was Mia in the garden?", "When was the garden full of weeds?"),
+        ("How long ago was Mia in the garden?", "How long ago was the garden full of weeds?"),
+        ("How long has Mia been in the garden?", "How long has the garden been full of weeds?"),
+    ],
+)
+def test_a_question_asking_when_someone_did_something_puts_what_they_told_first(
+    transcript, data_dir, question: str, nobody: str
+):
     """``Weights.when_lived`` (nineteenth round): "When was Mia in the garden?" asks about something she did, which
-    she told of herself; so does "How long ago was she...?" (twentieth); one naming nobody is left as it was."""
+    she told of herself; so do "How long ago was she...?" (twentieth) and "How long has she been...?" (twenty-first);
+    one naming nobody is left as it was."""
     told = "Mia: I spent the whole evening in the garden again, picking tomatoes and pulling weeds for hours."
     said = "Mia: The garden show on the radio tonight has a long segment about tomatoes and weeds."
     sessions(transcript, [[("Mia", told.removeprefix("Mia: ")), ("Leo", "Lovely.")], [("Leo", "Work was long.")],
                           [("Mia", said.removeprefix("Mia: ")), ("Leo", "Nice.")]])  # fmt: skip
-    question = f"{ask} Mia in the garden?"
     assert found(data_dir, question)[:2] == [told, said]
     assert found(data_dir, question, when_lived=False)[:2] == [said, told]
-    nobody = f"{ask} the garden full of weeds?"
     assert found(data_dir, nobody) == found(data_dir, nobody, when_lived=False, unsaid_lived=False)
 
 

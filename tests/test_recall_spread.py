@@ -82,6 +82,17 @@ def test_the_best_places_stay_as_the_ranking_put_them(transcript, data_dir):
     assert found(data_dir, question, echo=3.0, keep=0)[:5] != before[:5]  # what Weights.keep holds
 
 
+@pytest.mark.parametrize("question", ["What kinds of hobbies does Mia have?", "Name the hobbies Mia has."])
+def test_a_list_asked_in_other_forms_brings_the_echoes_too(transcript, data_dir, question):
+    """A list asked for by "What kinds of ..." or "Name the ..." is read as one (``asks_for_many``): the later mentions
+    come back as for "What hobbies does Mia have?", not held back by the gate as for a question for one thing."""
+    pottery_chat(transcript)
+    hits = found(data_dir, question)
+    assert hits[0] == "Mia: My new hobby is pottery at the Clayhouse studio!"
+    assert set(MENTIONS) <= set(hits)
+    assert not set(MENTIONS) & set(found(data_dir, question, echo=0.0))
+
+
 def test_only_the_same_persons_turns_of_other_sessions_echo(transcript, data_dir):
     sessions(
         transcript,
@@ -166,6 +177,19 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
         ("What does Mel do in her free time?", True),
         ("What animals live with Gi?", True),  # a plural noun and a verb of its own
         ("Which songs make her cry?", True),
+        ("What kind of pets does John have?", True),  # a kind of thing, then a plural noun
+        ("What types of desserts has Maria baked?", True),
+        ("What kinds of art does Mel make?", True),  # kinds of anything
+        ("What LGBTQ+ events has Caroline attended?", True),  # a word in capitals, a sign
+        ("What musical artists/bands has Melanie seen?", True),
+        ("Which US states has Tim visited?", True),
+        ("Name the cities Evan has been to.", True),
+        ("List all the pets Andy adopted.", True),
+        ("List Deb's hobbies.", True),
+        ("Name of Deb's dog?", False),
+        ("What kind of yoga does Deb practise?", False),  # one kind
+        ("What kind of car did Deb buy?", False),
+        ("Name one thing Deb made.", False),
         ("What helps her sleep?", False),  # a verb and its object
         ("What makes her happy?", False),
         ("민수가 배운 취미들은 뭐야?", True),

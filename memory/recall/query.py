@@ -23,7 +23,7 @@ from datetime import date
 from memory.recall.dates import DayRange, asks_when, plain_when, query_dates
 from memory.recall.lexicon import korean_related, related
 from memory.recall.names import addressee, korean_forms, korean_named, people, speaker_called, without_words
-from memory.recall.spread import asks_for_many
+from memory.recall.spread import asks_for_many, plain_list
 from memory.recall.store import ChatRow
 from memory.recall.text import HANGUL_RUN, Term, query_terms, word_term
 from memory.recall.tuning import DEFAULT_WEIGHTS, THOROUGH, Effort, Weights
@@ -184,7 +184,8 @@ def parse(
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
 ) -> tuple[Query, Stats]:
-    ranges, rest = query_dates(plain_when(text), today)  # "What year did...": "year" is no word to find
+    # "What year did...", "Name the cities...": "year" and "name" are no words to find
+    ranges, rest = query_dates(plain_when(plain_list(text)), today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     person = people(names)  # a name with the person's other names ("andrew" and "andr_s", renamed)
     speaker_terms = {word_term(part): person[n] for n in names for part in n.split() if len(part) > 1}

@@ -54,10 +54,16 @@ _MANY = re.compile(
 # Korean marks no plural: a question word said twice ("뭐뭐 했어?", "어디어디"), how many times or kinds ("몇 번",
 # "몇 가지"), "어떤 것들", or a span or habit ("지금까지", "그동안", "여태", "평소", "주로": what they have done, do)
 _KO_MANY = re.compile(r"뭐뭐|어디어디|누구누구|몇\s*(?:번|가지|군데)|어떤\s*것들|지금까지|그동안|여태|평소|주로")
-# "what" or "which", a noun of one or two words, a verb: "What hobbies does", "Which musical instruments can"
+# "what" or "which", a kind of thing or not, a noun of one or two words, a verb: "What hobbies does", "Which musical
+# instruments can", "What kind of pets does", "What types of desserts has", "What LGBTQ+ events has", "What DIY
+# projects has", "What musical artists/bands has" (real sets' several-sessions questions; the twenty-first round)
 _HEAD = re.compile(
-    r"\b(?:[Ww]hat|[Ww]hich)((?:\s+[a-z]+)?\s+[a-z]+)\s+(?:does|do|did|has|have|had|is|are|was|were|can|could|will|would)\b"
+    r"\b(?:[Ww]hat|[Ww]hich)(?:\s+(kinds|types|sorts|varieties|kind|type|sort|genre|variety)\s+of)?"
+    r"((?:\s+[\w+&/-]+)?\s+[\w+&/-]+)\s+(?:does|do|did|has|have|had|is|are|was|were|can|could|will|would)\b"
 )
+# "Name the cities Evan has been to.", "List all the pets Andy adopted.": a plural noun among the next words
+_NAME = re.compile(r"\W*(?:name|list)\s+(?:(?:all|some|the|of)\s+)*((?:\S+\s+){0,2}\S+)", re.IGNORECASE)
+_KINDS = frozenset(("kinds", "types", "sorts", "varieties"))
 _NOT_PLURAL = frozenset("does has is was his hers its this us yes always perhaps sometimes lately news plus".split())
 # ... or a plural noun (after an adjective or not) and a verb of its own: "What animals live with Gi?", "Which songs
 # make her cry?"; not a verb and its object ("What helps her sleep?": "her" is a stopword)
@@ -152,17 +158,28 @@ def asks_for_many(text: str) -> bool:
     noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
     hobbies?", "both", "how many", "what has X done", "where has X camped", "what does X do to / for / in /
     on ..." ("to stay fit", "for fun": what they do, not what they did once), "what animals live with X",
-    "취미들", "모두", "뭐뭐", "몇 번", "지금까지 뭘 그렸어?", "주로 뭐 해?"."""
+    "What kind of pets does X have?", "Name the cities X has been to.", "취미들", "모두", "뭐뭐", "몇 번", "지금까지 뭘
+    그렸어?", "주로 뭐 해?"."""
     if _MANY.search(text.casefold()) or _KO_MANY.search(text):
         return True
     head = _HEAD.search(text)
-    if head is not None:
-        return any(_plural(w) for w in head.group(1).split())  # "hobbies", "places", "musical instruments"
+    if head is not None:  # "hobbies", "places", "musical instruments", "artists/bands"; "kinds of" anything
+        return head.group(1) in _KINDS or any(_plural(w) for w in re.split(r"\s+|/", head.group(2)) if w)
+    named = _NAME.match(text)
+    if named is not None:
+        return any(_plural(w) for w in re.findall(r"[\w']+", named.group(1)))  # "List Deb's hobbies."
     said = _NOUN_VERB.search(text)
     return said is not None and any(
         verb is not None and verb not in DOC_STOPWORDS and _plural(noun)
         for noun, verb in ((said.group(1), said.group(2)), (said.group(2), said.group(3)))
     )
+
+
+def plain_list(text: str) -> str:
+    """``text`` without the verb asking for a list: "Name the cities Evan has been to." -> "cities Evan has been to."
+    ("name" and "list" are no words to find: a chat that never says them would have nothing related)."""
+    named = _NAME.match(text)
+    return text[named.start(1) :] if named is not None and asks_for_many(text) else text
 
 
 def _plural(word: str) -> bool:
