@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from bench.recall_persona_when import Line, Told, of_the_friend
+from bench.recall_persona_when import Line, Told, of_episodes
 
 # (topic key, question): the evidence is the first line of the topic's ``say`` (the subject's)
 OTHER_WORDS = [
@@ -60,16 +60,5 @@ def questions(
     about; nothing for an empty ``table``. With ``friend`` (who the other person is), then, for about half of them,
     the same question asked of the friend ("adversarial", its evidence the turn of the one it is true of), unless the
     friend lived the topic too."""
-    rnd = random.Random(seed * 6151 + 13)
-    asked = dict(table)
-    chosen = []
-    for key, subject, first, *_ in told:
-        if key in asked and first is not None and rnd.random() < 0.5:
-            chosen.append((key, subject, first))
-    out = [(asked[k].format(S=called(s), p=pronoun(s)), "single", [first]) for k, s, first in chosen]
-    if friend is not None:  # last, from a stream of its own: the questions above stay the same
-        wrong = random.Random(seed * 2749 + 3)
-        for i, other in of_the_friend(wrong, told, [(key, s) for key, s, _ in chosen], friend):
-            key, _, first = chosen[i]
-            out.append((asked[key].format(S=called(other), p=pronoun(other)), "adversarial", [first]))
-    return out
+    rnd, wrong = random.Random(seed * 6151 + 13), random.Random(seed * 2749 + 3)
+    return of_episodes(rnd, wrong, told, table, "single", called, pronoun, friend)

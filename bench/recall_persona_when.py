@@ -142,17 +142,38 @@ def how_long(
     of ``tables.when_long`` (the evidence the turn telling its start), then, for about half of them, the same question
     asked of the friend (``adversarial``) unless they lived it too. A person is named in full or by the ``short`` name,
     half of the time each. Streams of its own: the other questions stay the same."""
-    rnd = random.Random(seed * 7919 + 3)
-    long = dict(tables.when_long)
-    since = [(key, s, first) for key, s, first, *_ in told if key in long and first and rnd.random() < 0.5]
-    wrong = random.Random(seed * 7933 + 1)
-    asked = [(key, s, first, "temporal") for key, s, first in since]
-    asked += [(since[i][0], other, since[i][2], "adversarial") for i, other in of_the_friend(wrong, told, [(key, s) for key, s, _ in since], friend)]  # fmt: skip
     named = random.Random(seed * 7937 + 9)
-    return [
-        (long[key].format(S=s if named.random() < 0.5 else short(s), p=pronoun(s)), kind, [first])
-        for key, s, first, kind in asked
+
+    def called(person: str) -> str:
+        return person if named.random() < 0.5 else short(person)
+
+    rnd, wrong = random.Random(seed * 7919 + 3), random.Random(seed * 7933 + 1)
+    return of_episodes(rnd, wrong, told, tables.when_long, "temporal", called, pronoun, friend)
+
+
+def of_episodes(
+    rnd: random.Random,
+    wrong: random.Random,
+    told: list[Told],
+    table: list[tuple[str, str]],
+    kind: str,
+    called: Callable[[str], str],
+    pronoun: Callable[[str], str],
+    friend: Callable[[str], str] | None,
+) -> list[tuple[str, str, list[Line]]]:
+    """(text, ``kind``, [the topic's first line]) for about half of the episodes ``told`` whose topic ``table`` asks
+    about (drawn from ``rnd``); with ``friend``, then, for about half of them (drawn from ``wrong``), the same question
+    asked of the friend ("adversarial", its evidence the turn of the one it is true of) unless they lived it too."""
+    asked = dict(table)
+    chosen = [
+        (key, s, first) for key, s, first, *_ in told if key in asked and first is not None and rnd.random() < 0.5
     ]
+    out = [(asked[key].format(S=called(s), p=pronoun(s)), kind, [first]) for key, s, first in chosen]
+    if friend is not None:  # last, from a stream of its own: the questions above stay the same
+        for i, other in of_the_friend(wrong, told, [(key, s) for key, s, _ in chosen], friend):
+            key, _, first = chosen[i]
+            out.append((asked[key].format(S=called(other), p=pronoun(other)), "adversarial", [first]))
+    return out
 
 
 def of_the_friend(
