@@ -184,8 +184,9 @@ def parse(
     weights: Weights = DEFAULT_WEIGHTS,
     effort: Effort = THOROUGH,
 ) -> tuple[Query, Stats]:
+    many = asks_for_many(text)
     # "What year did...", "Name the cities...": "year" and "name" are no words to find
-    ranges, rest = query_dates(plain_when(plain_list(text)), today)
+    ranges, rest = query_dates(plain_when(plain_list(text, many)), today)
     names = {r[0] for r in conn.execute("SELECT name FROM speakers WHERE chat=?", (chat.id,))}
     person = people(names)  # a name with the person's other names ("andrew" and "andr_s", renamed)
     speaker_terms = {word_term(part): person[n] for n in names for part in n.split() if len(part) > 1}
@@ -277,7 +278,6 @@ def parse(
     lowered = text.casefold()
     tense = 1 if _NOW.search(lowered) else -1 if _BEFORE.search(lowered) else 0
     names = frozenset(w for w in _WORD.findall(text) if word_term(w) in speaker_terms or w in named_ko)
-    many = asks_for_many(text)
     pair = weights.pair and len({person[n] for n in speakers if n in person}) > 1
     query = Query.make(
         idf,

@@ -175,11 +175,12 @@ def asks_for_many(text: str) -> bool:
     )
 
 
-def plain_list(text: str) -> str:
+def plain_list(text: str, many: bool | None = None) -> str:
     """``text`` without the verb asking for a list: "Name the cities Evan has been to." -> "cities Evan has been to."
-    ("name" and "list" are no words to find: a chat that never says them would have nothing related)."""
+    ("name" and "list" are no words to find: a chat that never says them would have nothing related). ``many``:
+    ``asks_for_many(text)`` when known already."""
     named = _NAME.match(text)
-    return text[named.start(1) :] if named is not None and asks_for_many(text) else text
+    return text[named.start(1) :] if named is not None and (asks_for_many(text) if many is None else many) else text
 
 
 def _plural(word: str) -> bool:
