@@ -36,8 +36,8 @@ and the median time of a call of each.
 ``--easy`` leaves out the persona questions of bench.recall_persona_hard (asked in words the
 lexicon does not relate to their evidence), bench.recall_persona_spread, bench.recall_persona_when
 (the "when" questions in other words, naming the month, in other forms, or asking how long),
-bench.recall_persona_single (one fact in other words) and bench.recall_persona_lists (lists in other forms), as
-before they were added.
+bench.recall_persona_single (one fact in other words) and bench.recall_persona_lists (lists in other forms, and
+what someone likes doing), as before they were added.
 ``--pad N`` puts N older messages of generated chat (bench.recall_speed's Zipf words and everyday
 English, dated years before) in an archived transcript of every conversation, so that the
 questions are asked of a long history where their words are common (``plain BM25`` does not see

@@ -3,9 +3,10 @@
 has Maria baked?" and "Name the cities Evan has been to." (the public benchmark's several-sessions questions).
 
 ``forms`` asks about half of the ``multi`` questions of the form "What / Which <plural noun> does / do / has / have
-<someone> ...?" again in one of ``LIST_FORMS``, of the same kind and evidence; from its own random stream and added
-after every other question, so the conversation and the earlier questions stay the ones recall_persona wrote. English
-only (``Tables.list_forms``).
+<someone> ...?" again in one of ``LIST_FORMS``, of the same kind and evidence, and every question for someone's hobbies
+or free-time activities again without a noun, in one of ``LIKES`` ("What does Deb enjoy doing?"; real sets ask "What do
+Melanie's kids like?"); from their own random streams and added after every other question, so the conversation and the
+earlier questions stay the ones recall_persona wrote. English only (``Tables.list_forms``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,17 @@ import re
 Line = tuple[str | None, int]
 
 LIST_FORMS = ("What kinds of ", "What type of ", "Name the ")
+# what someone likes, asked without a noun: the hobbies question and the free-time one, each in one of its forms
+LIKES = (
+    (
+        re.compile(r"What hobbies does (?P<who>\S+) have\?"),
+        ("What does {who} enjoy doing?", "What does {who} like to do?", "What does {who} love doing?"),
+    ),
+    (
+        re.compile(r"What activities does (?P<who>\S+) enjoy in (?P<whose>his|her) free time\?"),
+        ("What does {who} enjoy in {whose} free time?", "What does {who} like doing in {whose} free time?"),
+    ),
+)
 
 # "What creative hobbies do Aud and Cal have?": the noun (in lower case), the verb, who, the rest
 _ASKS = re.compile(
@@ -59,4 +71,17 @@ def forms(
             way = rnd.choice(ways)
             question = _named(m) if way == "Name the " else way + text.split(" ", 1)[1]
             out.append((question, kind, evidence))
+    return out + likes(seed, asked) if ways else out
+
+
+def likes(seed: int, asked: list[tuple[str, str, list[Line]]]) -> list[tuple[str, str, list[Line]]]:
+    """Every ``multi`` question in ``asked`` for someone's hobbies or free-time activities asked again without a noun,
+    in one of the forms of ``LIKES`` ("What does Deb enjoy doing?"), of the same kind and evidence. An own random
+    stream."""
+    rnd = random.Random(seed * 7919 + 5)
+    out = []
+    for text, kind, evidence in asked:
+        for pattern, ways in LIKES if kind == "multi" else ():
+            if (m := pattern.fullmatch(text)) is not None:
+                out.append((rnd.choice(ways).format(**m.groupdict()), kind, evidence))
     return out

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memory.recall import RecallIndex
-from memory.recall.spread import asks_for_many
+from memory.recall.spread import asks_for_many, plain_list
 from memory.recall.text import plain_terms
 from memory.recall.tuning import Weights
 from memory.transcript import Transcript
@@ -91,6 +91,35 @@ def test_a_list_asked_in_other_forms_brings_the_echoes_too(transcript, data_dir,
     assert hits[0] == "Mia: My new hobby is pottery at the Clayhouse studio!"
     assert set(MENTIONS) <= set(hits)
     assert not set(MENTIONS) & set(found(data_dir, question, echo=0.0))
+
+
+@pytest.mark.parametrize(
+    "question", ["What does Mia enjoy doing?", "What does Mia like to do in her free time?", "What does Mia love?"]
+)
+def test_what_someone_likes_doing_is_asked_as_a_list_of_their_hobbies(transcript, data_dir, question):
+    """A question for what Mia likes doing names no thing: it is read as a list (``asks_for_many``) of her hobbies
+    (``plain_list``: "enjoy", a word the chat never said, is not searched), so her pottery comes first and its later
+    mentions come back, as for "What hobbies does Mia have?"."""
+    pottery_chat(transcript)
+    hits = found(data_dir, question)
+    assert hits == found(data_dir, "What hobbies does Mia have?")
+    assert hits[0] == "Mia: My new hobby is pottery at the Clayhouse studio!" and set(MENTIONS) <= set(hits)
+    assert not set(MENTIONS) & set(found(data_dir, question, echo=0.0))
+
+
+def test_an_echo_holding_no_word_of_the_question_comes_back_by_its_echo_alone(transcript, data_dir):
+    """The later mentions of the pottery share no word with the question and nothing next to them does: they score
+    nothing of their own, and come back by what they echo of the best turn (its studio's name)."""
+    sessions(
+        transcript,
+        [
+            [("Mia", "My new hobby is pottery at the Clayhouse studio!")],
+            [("Mia", MENTIONS[0].removeprefix("Mia: ")), ("Leo", "Nice colour.")],
+            [("Leo", "Long week?"), ("Mia", MENTIONS[1].removeprefix("Mia: "))],
+        ],
+    )
+    hits = found(data_dir, "What hobbies does Mia have?")
+    assert hits[0] == "Mia: My new hobby is pottery at the Clayhouse studio!" and set(MENTIONS) <= set(hits)
 
 
 def test_only_the_same_persons_turns_of_other_sessions_echo(transcript, data_dir):
@@ -186,6 +215,12 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
         ("Name the cities Evan has been to.", True),
         ("List all the pets Andy adopted.", True),
         ("List Deb's hobbies.", True),
+        ("What does Deb enjoy doing?", True),  # what someone likes, no thing named
+        ("What do Melanie's kids like?", True),
+        ("What does Nate like to do in his free time?", True),
+        ("What does Gi love doing?", True),
+        ("What did Deb enjoy about the trip?", False),  # one time
+        ("What kind of music does Deb like?", False),  # one kind
         ("Name of Deb's dog?", False),
         ("What kind of yoga does Deb practise?", False),  # one kind
         ("What kind of car did Deb buy?", False),
@@ -211,6 +246,24 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
 )
 def test_which_questions_ask_for_a_list(question, many):
     assert asks_for_many(question) is many
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("What does Deb enjoy doing?", "What does Deb hobbies?"),  # what she likes doing: her hobbies
+        ("What does Cal like to do in his free time?", "What does Cal hobbies?"),
+        ("What do Mel's kids love?", "What do Mel's kids hobbies?"),
+        ("what do deb and cal like doing for fun", "what do deb and cal hobbies"),
+        ("What does Deb like to paint?", "What does Deb like to paint?"),  # a thing named
+        ("What does Deb like about her job?", "What does Deb like about her job?"),
+        ("What did Deb enjoy?", "What did Deb enjoy?"),  # one time
+        ("Name the cities Evan has been to.", "cities Evan has been to."),
+        ("Name of Deb's dog?", "Name of Deb's dog?"),
+    ],
+)
+def test_what_a_list_question_searches_for(question, searched):
+    assert plain_list(question) == searched
 
 
 def test_an_echo_said_again_word_for_word_keeps_a_share_of_its_score_like_any_repeat(transcript, data_dir):

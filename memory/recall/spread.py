@@ -13,9 +13,10 @@ measured by bench.recall_eval, each with and without):
   (one held by three turns of the chat: all of it; a term the anchor writes only in lower case, "clay" or
   "boxes", ``echo_plain`` of that: a name it capitalises, "Luna", "Cedar Ridge", ties two days of one
   episode more surely). The turns holding those terms join the candidates;
-  a turn that echoes an anchor is related to the query (the relevance floor). Echoes by meaning (a turn's
-  similarity to the anchor's vector around the chat's mean) were measured too: nothing more on the tuning
-  seeds (bench/RESULTS.md), so only the words count.
+  a turn that echoes an anchor is related to the query (the relevance floor), and comes back by its echo alone when it
+  holds no word of the question ("What does Deb enjoy doing?": her pottery's later days at the studio). Echoes by
+  meaning (a turn's similarity to the anchor's vector around the chat's mean) were measured too: nothing more on the
+  tuning seeds (bench/RESULTS.md), so only the words count.
 - ``gate``: only for a question that asks for a list (``asks_for_many``: a plural noun, "both", "how
   many", "what has X done", "들", "모두"); elsewhere the echoes of the best turn crowded out the evidence
   of a question about the other person (bench.recall_eval's adversarial kind). And (``echo_guess``) for a
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 _MANY = re.compile(
     r"\b(?:both|how many|how often|all the)\b|\b(?:what|which|where|how)\s+(?:has|have)\b"
     r"|\b(?:what|which)\s+(?:are|were)\b|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}\s+do\s+(?:to|for|in|on)\b"
+    r"|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?:like|love|enjoy|adore|prefer)\b"
     r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
 # Korean marks no plural: a question word said twice ("뭐뭐 했어?", "어디어디"), how many times or kinds ("몇 번",
@@ -64,6 +66,14 @@ _HEAD = re.compile(
 # "Name the cities Evan has been to.", "List all the pets Andy adopted.": a plural noun among the next words
 _NAME = re.compile(r"\W*(?:name|list)\s+(?:(?:all|some|the|of)\s+)*((?:\S+\s+){0,2}\S+)", re.IGNORECASE)
 _KINDS = frozenset(("kinds", "types", "sorts", "varieties"))
+# "What does Deb enjoy doing?", "What does Cal like to do in his free time?", "What do Mel's kids love?": what someone
+# likes doing, no thing named, is their hobbies; searched for that word instead of the verb and when (memory.recall.
+# lexicon: the kinds of hobby; "enjoy" or "free", words the chat may never say, would leave nothing related)
+_LIKES_DOING = re.compile(
+    r"\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?P<verb>(?:like|love|enjoy|adore)(?:\s+doing|\s+to\s+do)?"
+    r"(?:\s+(?:in\s+\S+\s+(?:free|spare)\s+time|for\s+fun|on\s+(?:the\s+)?weekends?))?)\W*$",
+    re.IGNORECASE,
+)
 _NOT_PLURAL = frozenset("does has is was his hers its this us yes always perhaps sometimes lately news plus".split())
 # ... or a plural noun (after an adjective or not) and a verb of its own: "What animals live with Gi?", "Which songs
 # make her cry?"; not a verb and its object ("What helps her sleep?": "her" is a stopword)
@@ -157,9 +167,10 @@ def asks_for_many(text: str) -> bool:
     """Whether a question asks for a list, the answer spread over many days: what or which and a plural
     noun ("What hobbies does Deb have?", "Which places have Mel and Caro been to?"), "what are X's
     hobbies?", "both", "how many", "what has X done", "where has X camped", "what does X do to / for / in /
-    on ..." ("to stay fit", "for fun": what they do, not what they did once), "what animals live with X",
-    "What kind of pets does X have?", "Name the cities X has been to.", "취미들", "모두", "뭐뭐", "몇 번", "지금까지 뭘
-    그렸어?", "주로 뭐 해?"."""
+    on ..." ("to stay fit", "for fun": what they do, not what they did once), "what does X like / love / enjoy
+    ..." ("What do Mel's kids like?", "What does Deb enjoy doing?": what they like, no thing named), "what
+    animals live with X", "What kind of pets does X have?", "Name the cities X has been to.", "취미들", "모두",
+    "뭐뭐", "몇 번", "지금까지 뭘 그렸어?", "주로 뭐 해?"."""
     if _MANY.search(text.casefold()) or _KO_MANY.search(text):
         return True
     head = _HEAD.search(text)
@@ -177,8 +188,12 @@ def asks_for_many(text: str) -> bool:
 
 def plain_list(text: str, many: bool | None = None) -> str:
     """``text`` without the verb asking for a list: "Name the cities Evan has been to." -> "cities Evan has been to."
-    ("name" and "list" are no words to find: a chat that never says them would have nothing related). ``many``:
-    ``asks_for_many(text)`` when known already."""
+    ("name" and "list" are no words to find: a chat that never says them would have nothing related); what someone
+    likes doing asked for their hobbies: "What does Deb enjoy doing?" -> "What does Deb hobbies?" (the question names
+    nothing else to find). ``many``: ``asks_for_many(text)`` when known already."""
+    likes = _LIKES_DOING.search(text)
+    if likes is not None:
+        return f"{text[: likes.start('verb')]}hobbies{text[likes.end('verb') :]}"
     named = _NAME.match(text)
     return text[named.start(1) :] if named is not None and (asks_for_many(text) if many is None else many) else text
 
