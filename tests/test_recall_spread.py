@@ -221,6 +221,7 @@ def test_the_words_a_turn_writes_only_in_lower_case() -> None:
         ("What does Gi love doing?", True),
         ("What did Deb enjoy about the trip?", False),  # one time
         ("What kind of music does Deb like?", False),  # one kind
+        ("What does Deb prefer, tea or coffee?", False),  # one of two
         ("Name of Deb's dog?", False),
         ("What kind of yoga does Deb practise?", False),  # one kind
         ("What kind of car did Deb buy?", False),

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 _MANY = re.compile(
     r"\b(?:both|how many|how often|all the)\b|\b(?:what|which|where|how)\s+(?:has|have)\b"
     r"|\b(?:what|which)\s+(?:are|were)\b|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}\s+do\s+(?:to|for|in|on)\b"
-    r"|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?:like|love|enjoy|adore|prefer)\b"
+    r"|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?:like|love|enjoy|adore)\b"
     r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
 # Korean marks no plural: a question word said twice ("뭐뭐 했어?", "어디어디"), how many times or kinds ("몇 번",
