@@ -60,7 +60,7 @@ def forms(
 ) -> list[tuple[str, str, list[Line]]]:
     """About half of the ``multi`` questions in ``asked`` naming a plural noun ("What hobbies does Deb have?") asked
     again in another of ``ways`` ("What kinds of hobbies does Deb have?", "Name the hobbies Deb has."), of the same
-    kind and evidence. An own random stream; nothing without ``ways``."""
+    kind and evidence, then the questions of ``likes``. An own random stream; nothing without ``ways``."""
     rnd = random.Random(seed * 6007 + 11)
     out = []
     for text, kind, evidence in asked:

@@ -305,11 +305,12 @@ def rank(
         _score(pool, q, weights, of_them, short, whose)
         if places is not None:  # a question asking where: the turns naming a place (memory.recall.answer)
             places.weigh(((t, _said(t)) for t in pool.values()), weights.place)
-        out = [t for t in pool.values() if eligible(t) and (not floor or _near_related(t, weights.crossed))]
-        if bonus is not None:  # before the repeats are counted: a repeat's bonus is shared out like its score
-            for t in out:
+        if bonus is not None:  # before the repeats are counted (a repeat's bonus is shared out like its score), and
+            for t in pool.values():  # before the turns of no score are left out: an echo may come back by it alone
                 t.score += bonus(t)
-        out = [t for t in out if t.score > 0]  # an echo of no score of its own comes back by its echo alone
+        out = [
+            t for t in pool.values() if t.score > 0 and eligible(t) and (not floor or _near_related(t, weights.crossed))
+        ]
         out.sort(key=lambda t: (-t.score, -t.id))
         if weights.duplicate < 1:
             _penalise_repeats(out, weights.duplicate, weights.repeat_by_speaker, weights.repeat_within)

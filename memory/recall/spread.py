@@ -47,10 +47,12 @@ from memory.recall.text import DOC_STOPWORDS, doc_terms, own_terms, plain_terms,
 if TYPE_CHECKING:
     from memory.recall.rank import Turn
 
+# "what do / does" and whom it asks about, a name or a few words ("Mel's kids", "Deb and Cal"), then its verb
+_WHAT_DOES = r"\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+"
+_LIKE = r"(?:like|love|enjoy|adore)"  # what someone likes: "What does Deb enjoy doing?"
 _MANY = re.compile(
     r"\b(?:both|how many|how often|all the)\b|\b(?:what|which|where|how)\s+(?:has|have)\b"
-    r"|\b(?:what|which)\s+(?:are|were)\b|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}\s+do\s+(?:to|for|in|on)\b"
-    r"|\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?:like|love|enjoy|adore)\b"
+    rf"|\b(?:what|which)\s+(?:are|were)\b|{_WHAT_DOES}do\s+(?:to|for|in|on)\b|{_WHAT_DOES}{_LIKE}\b"
     r"|들[은는이을도]?\b|모두|다\s*(?:어디|뭐|무엇)"
 )
 # Korean marks no plural: a question word said twice ("뭐뭐 했어?", "어디어디"), how many times or kinds ("몇 번",
@@ -70,7 +72,7 @@ _KINDS = frozenset(("kinds", "types", "sorts", "varieties"))
 # likes doing, no thing named, is their hobbies; searched for that word instead of the verb and when (memory.recall.
 # lexicon: the kinds of hobby; "enjoy" or "free", words the chat may never say, would leave nothing related)
 _LIKES_DOING = re.compile(
-    r"\bwhat\s+(?:do|does)\s+\S+(?:\s+\S+){0,2}?\s+(?P<verb>(?:like|love|enjoy|adore)(?:\s+doing|\s+to\s+do)?"
+    rf"{_WHAT_DOES}(?P<verb>{_LIKE}(?:\s+doing|\s+to\s+do)?"
     r"(?:\s+(?:in\s+\S+\s+(?:free|spare)\s+time|for\s+fun|on\s+(?:the\s+)?weekends?))?)\W*$",
     re.IGNORECASE,
 )
